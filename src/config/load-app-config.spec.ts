@@ -1,0 +1,54 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAppConfig, parseEncryptionKeys } from './load-app-config';
+
+const KEY = Buffer.alloc(32, 7).toString('base64');
+
+describe('loadAppConfig', () => {
+  const dataDir = () => mkdtempSync(join(tmpdir(), 'nw-config-'));
+
+  it('runs on defaults: SQLite under ./data and generated development secrets kept across starts', () => {
+    const dir = dataDir();
+    const env = { DB_PATH: join(dir, 'db.sqlite') };
+    const first = loadAppConfig(env);
+    expect(first).toMatchObject({ port: 3000, nodeEnv: 'development', database: { type: 'sqlite', path: env.DB_PATH } });
+    expect(first.encryptionKeys[0].key).toHaveLength(32);
+    expect(readFileSync(join(dir, 'jwt-secret.dev'), 'utf8')).toBe(first.jwtSecret);
+    expect(loadAppConfig(env)).toEqual(first);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ DB_TYPE: 'postgres' }, 'DB_TYPE'],
+    [{ DB_TYPE: 'mysql' }, 'DATABASE_URL is required'],
+    [{ DATABASE_URL: 'postgres://x' }, 'DATABASE_URL'],
+    [{ NODE_ENV: 'staging' }, 'NODE_ENV'],
+    [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
+    [{ SECRETS_ENCRYPTION_KEY: 'not-a-key' }, 'SECRETS_ENCRYPTION_KEY'],
+    [{ SERVICE_SITE: 'not a url' }, 'SERVICE_SITE'],
+    [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
+    [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
+  ])('refuses %j naming %s', (env, variable) => {
+    expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), ...env })).toThrow(variable);
+  });
+
+  it('reads a production configuration', () => {
+    const config = loadAppConfig({
+      NODE_ENV: 'production',
+      PORT: '8080',
+      DB_TYPE: 'mysql',
+      DATABASE_URL: 'mysql://app:pw@db:3306/notifications',
+      JWT_SECRET: 'j'.repeat(32),
+      SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
+    });
+    expect(config.port).toBe(8080);
+    expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications' });
+    expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('names a key that does not decode to 32 bytes', () => {
+    expect(() => parseEncryptionKeys(`short:${Buffer.alloc(31).toString('base64')}A`)).toThrow('"short" must decode to 32 bytes');
+  });
+});

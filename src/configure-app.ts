@@ -1,0 +1,16 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import { ApiExceptionFilter } from './notifications/common/api-exception.filter';
+import { buildOpenApiDocument } from './openapi';
+
+export const JSON_BODY_LIMIT = '1mb';
+
+/** Process-wide HTTP set-up of the standalone service, shared by main.ts and the e2e tests. */
+export function configureApp(app: NestExpressApplication): NestExpressApplication {
+  app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
+  app.useGlobalFilters(new ApiExceptionFilter());
+  app.disable('x-powered-by');
+  app.enableShutdownHooks();
+  SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json' });
+  return app;
+}

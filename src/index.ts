@@ -1,0 +1,22 @@
+export { NotificationsModule } from './notifications/notifications.module';
+export {
+  NOTIFICATIONS_OPTIONS,
+  NOTIFICATIONS_ASYNC_OPTIONS_TYPE,
+  NOTIFICATIONS_OPTIONS_TYPE,
+} from './notifications/notifications.module-definition';
+export type { EncryptionKey, NotificationsModuleOptions, UserIdResolver } from './notifications/notifications-options.interface';
+export {
+  EVENT_CATALOG,
+  EventGroup,
+  EventType,
+  NotificationChannel,
+  WEBHOOK_EVENT_TYPES,
+  eventTypeDefinition,
+  type EventTypeDefinition,
+} from './notifications/catalog/event-catalog';
+export { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from './notifications/notifications.schema';
+export { NotificationPreference } from './notifications/preferences/notification-preference.entity';
+export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
+export { PreferencesService } from './notifications/preferences/preferences.service';
+export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
+export type { HostResolver } from './notifications/url-guard/url-guard';

@@ -1,0 +1,29 @@
+import { existsSync } from 'node:fs';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { configureApp } from './configure-app';
+import { type AppConfig, loadAppConfig } from './config/load-app-config';
+
+function configOrExit(): AppConfig {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  try {
+    return loadAppConfig();
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(1);
+  }
+}
+
+async function bootstrap(): Promise<void> {
+  const config = configOrExit();
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { bodyParser: false });
+  configureApp(app);
+  await app.listen(config.port);
+  new Logger('Bootstrap').log(
+    `Listening on http://localhost:${config.port} (${config.database.type}); API docs at /api/docs`,
+  );
+}
+
+void bootstrap();

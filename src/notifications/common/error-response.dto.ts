@@ -1,0 +1,24 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+
+export class FieldErrorDto {
+  @ApiProperty({ example: 'webhookUrl' })
+  field: string;
+
+  @ApiProperty({ example: 'must use the https scheme' })
+  message: string;
+}
+
+/** The one error shape of every endpoint. */
+export class ErrorResponseDto {
+  @ApiProperty({ example: 400 })
+  statusCode: number;
+
+  @ApiProperty({ example: 'Bad Request' })
+  error: string;
+
+  @ApiProperty({ example: 'webhookUrl must use the https scheme', description: 'Human-readable summary.' })
+  message: string;
+
+  @ApiPropertyOptional({ type: [FieldErrorDto], description: 'Present on 400s caused by input fields.' })
+  errors?: FieldErrorDto[];
+}

@@ -1,0 +1,33 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
+import { EventType, NotificationChannel } from '../../catalog/event-catalog';
+
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+
+export class UpsertPreferenceDto {
+  @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.RATE_SPIKE })
+  @IsEnum(EventType, { message: 'must be a known event type' })
+  type: EventType;
+
+  @ApiProperty({ enum: NotificationChannel, enumName: 'NotificationChannel', example: NotificationChannel.WEBHOOK })
+  @IsEnum(NotificationChannel, { message: `must be one of ${Object.values(NotificationChannel).join(', ')}` })
+  channel: NotificationChannel;
+
+  @ApiProperty({ example: true })
+  @IsBoolean({ message: 'must be a boolean (true or false)' })
+  enabled: boolean;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    maxLength: WEBHOOK_URL_MAX_LENGTH,
+    example: 'https://hooks.example.com/funding',
+    description:
+      'Required when enabling WEBHOOK; refused on other channels. https only, no credentials, not localhost ' +
+      'nor a private, loopback, link-local or otherwise non-public address. When omitted while disabling, the stored URL is kept.',
+  })
+  @IsOptional()
+  @IsString({ message: 'must be a string' })
+  @MaxLength(WEBHOOK_URL_MAX_LENGTH, { message: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  webhookUrl?: string | null;
+}

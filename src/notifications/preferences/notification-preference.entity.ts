@@ -1,0 +1,31 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+import { EventType, NotificationChannel } from '../catalog/event-catalog';
+
+/** A user's explicit choice for one event type on one channel. */
+@Entity({ name: 'notification_preferences' })
+@Index('uq_notification_preferences_user_type_channel', ['userId', 'type', 'channel'], { unique: true })
+export class NotificationPreference {
+  @PrimaryGeneratedColumn({ type: 'integer' })
+  id: number;
+
+  @Column({ name: 'user_id', type: 'integer' })
+  userId: number;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: EventType;
+
+  @Column({ type: 'varchar', length: 16 })
+  channel: NotificationChannel;
+
+  @Column({ type: 'boolean' })
+  enabled: boolean;
+
+  @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
+  webhookUrl: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'datetime' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'datetime' })
+  updatedAt: Date;
+}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import type { EventType, NotificationChannel } from '../catalog/event-catalog';
+import { isUniqueViolation } from '../common/database-errors';
+import { NotificationPreference } from './notification-preference.entity';
+
+export interface PreferenceKey {
+  readonly userId: number;
+  readonly type: EventType;
+  readonly channel: NotificationChannel;
+}
+
+export interface PreferenceChange {
+  readonly enabled: boolean;
+  /** undefined keeps the stored URL. */
+  readonly webhookUrl?: string | null;
+}
+
+@Injectable()
+export class NotificationPreferenceRepository {
+  constructor(@InjectRepository(NotificationPreference) private readonly preferences: Repository<NotificationPreference>) {}
+
+  listForUser(userId: number): Promise<NotificationPreference[]> {
+    return this.preferences.find({ where: { userId }, order: { type: 'ASC', channel: 'ASC' } });
+  }
+
+  findOne(key: PreferenceKey): Promise<NotificationPreference | null> {
+    return this.preferences.findOneBy({ userId: key.userId, type: key.type, channel: key.channel });
+  }
+
+  /** Creates or updates the preference; a concurrent first write of the same key turns into an update. */
+  async upsert(key: PreferenceKey, change: PreferenceChange): Promise<NotificationPreference> {
+    const existing = await this.findOne(key);
+    if (existing) return this.update(existing, change);
+    try {
+      return await this.preferences.save(
+        this.preferences.create({ ...key, enabled: change.enabled, webhookUrl: change.webhookUrl ?? null }),
+      );
+    } catch (error) {
+      const winner = isUniqueViolation(error) ? await this.findOne(key) : null;
+      if (!winner) throw error;
+      return this.update(winner, change);
+    }
+  }
+
+  private update(preference: NotificationPreference, change: PreferenceChange): Promise<NotificationPreference> {
+    preference.enabled = change.enabled;
+    if (change.webhookUrl !== undefined) preference.webhookUrl = change.webhookUrl;
+    return this.preferences.save(preference);
+  }
+}

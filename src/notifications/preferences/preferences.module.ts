@@ -1,0 +1,17 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { SecretsModule } from '../secrets/secrets.module';
+import { UrlGuardModule } from '../url-guard/url-guard.module';
+import { NotificationPreference } from './notification-preference.entity';
+import { NotificationPreferenceRepository } from './notification-preference.repository';
+import { PreferencesController } from './preferences.controller';
+import { PreferencesService } from './preferences.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([NotificationPreference]), AuthModule, SecretsModule, UrlGuardModule],
+  controllers: [PreferencesController],
+  providers: [NotificationPreferenceRepository, PreferencesService],
+  exports: [PreferencesService],
+})
+export class PreferencesModule {}

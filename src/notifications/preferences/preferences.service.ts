@@ -1,0 +1,100 @@
+import { Injectable } from '@nestjs/common';
+import { EVENT_CATALOG, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
+import { InvalidFieldsException } from '../common/api-errors';
+import { SecretsService } from '../secrets/secrets.service';
+import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
+import type { EffectivePreferenceDto, PreferenceDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
+import { PreferenceSource } from './dto/preference.dto';
+import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
+import type { NotificationPreference } from './notification-preference.entity';
+import { NotificationPreferenceRepository } from './notification-preference.repository';
+
+const { WEBHOOK } = NotificationChannel;
+
+@Injectable()
+export class PreferencesService {
+  constructor(
+    private readonly preferences: NotificationPreferenceRepository,
+    private readonly secrets: SecretsService,
+    private readonly urlGuard: WebhookUrlGuard,
+  ) {}
+
+  /**
+   * Saves one preference. The first enable of WEBHOOK for a type generates its signing secret and
+   * returns it, once; later upserts (and disabling) keep the secret and never return it.
+   */
+  async upsert(userId: number, input: UpsertPreferenceDto): Promise<UpsertPreferenceResponseDto> {
+    const { type, channel, enabled } = input;
+    if (!eventTypeDefinition(type).channels.includes(channel)) {
+      throw InvalidFieldsException.of('channel', `${channel} is not offered for ${type}, which the service manages itself`);
+    }
+    const webhookUrl = await this.acceptedWebhookUrl(input);
+    const preference = await this.preferences.upsert({ userId, type, channel }, { enabled, webhookUrl });
+    if (channel !== WEBHOOK) return toDto(preference, false);
+
+    const revealed = enabled ? await this.secrets.ensureSecret(preference.id) : null;
+    if (revealed) return { ...toDto(preference, true), webhookSecret: revealed };
+    const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
+    return toDto(preference, withSecret.has(preference.id));
+  }
+
+  /** The user's explicit preferences. */
+  async list(userId: number): Promise<PreferenceDto[]> {
+    const preferences = await this.preferences.listForUser(userId);
+    const withSecret = await this.secretsOf(preferences);
+    return preferences.map((preference) => toDto(preference, withSecret.has(preference.id)));
+  }
+
+  /** Defaults merged with the user's explicit preferences: one row per event type and allowed channel. */
+  async effective(userId: number): Promise<EffectivePreferenceDto[]> {
+    const preferences = await this.preferences.listForUser(userId);
+    const withSecret = await this.secretsOf(preferences);
+    const explicit = new Map(preferences.map((p) => [`${p.type}/${p.channel}`, p]));
+    return EVENT_CATALOG.flatMap(({ type, group, channels, defaultChannels }) =>
+      channels.map((channel): EffectivePreferenceDto => {
+        const preference = explicit.get(`${type}/${channel}`);
+        const row: EffectivePreferenceDto = {
+          type,
+          group,
+          channel,
+          enabled: preference ? preference.enabled : defaultChannels.includes(channel),
+          source: preference ? PreferenceSource.USER : PreferenceSource.DEFAULT,
+        };
+        if (channel !== WEBHOOK) return row;
+        return { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) };
+      }),
+    );
+  }
+
+  private secretsOf(preferences: readonly NotificationPreference[]): Promise<Set<number>> {
+    return this.secrets.preferenceIdsWithSecret(preferences.filter((p) => p.channel === WEBHOOK).map((p) => p.id));
+  }
+
+  private async acceptedWebhookUrl({ channel, enabled, webhookUrl }: UpsertPreferenceDto): Promise<string | undefined> {
+    if (channel !== WEBHOOK) {
+      if (webhookUrl != null) throw InvalidFieldsException.of('webhookUrl', `is only accepted with channel ${WEBHOOK}`);
+      return undefined;
+    }
+    if (webhookUrl == null) {
+      if (enabled) throw InvalidFieldsException.of('webhookUrl', `is required when enabling the ${WEBHOOK} channel`);
+      return undefined;
+    }
+    try {
+      await this.urlGuard.assertSafeToSave(webhookUrl);
+    } catch (error) {
+      if (error instanceof UnsafeWebhookUrlError) throw InvalidFieldsException.of('webhookUrl', error.message);
+      throw error;
+    }
+    return webhookUrl;
+  }
+}
+
+function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): PreferenceDto {
+  const base = {
+    type: preference.type,
+    channel: preference.channel,
+    enabled: preference.enabled,
+    updatedAt: new Date(preference.updatedAt).toISOString(),
+  };
+  return preference.channel === WEBHOOK ? { ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret } : base;
+}

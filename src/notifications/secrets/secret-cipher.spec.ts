@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import { SecretCipher } from './secret-cipher';
+import { generateSigningSecret } from './signing-secret';
+
+const key = (id: string) => ({ id, key: randomBytes(32) });
+
+describe('SecretCipher', () => {
+  const secret = generateSigningSecret();
+
+  it('round-trips a secret and never stores it in clear text', () => {
+    const cipher = new SecretCipher([key('k1')]);
+    const sealed = cipher.seal(secret, 'preference:1');
+    expect(sealed.keyId).toBe('k1');
+    expect(sealed.ciphertext).not.toContain(secret.slice(6));
+    expect(Buffer.from(sealed.ciphertext, 'base64').toString('latin1')).not.toContain(secret.slice(6));
+    expect(cipher.open(sealed, 'preference:1')).toBe(secret);
+  });
+
+  it('uses a fresh IV for every seal', () => {
+    const cipher = new SecretCipher([key('k1')]);
+    expect(cipher.seal(secret, 'a').ciphertext).not.toBe(cipher.seal(secret, 'a').ciphertext);
+  });
+
+  it('refuses a ciphertext moved to another row', () => {
+    const cipher = new SecretCipher([key('k1')]);
+    const sealed = cipher.seal(secret, 'preference:1');
+    expect(() => cipher.open(sealed, 'preference:2')).toThrow();
+  });
+
+  it('refuses a tampered ciphertext', () => {
+    const cipher = new SecretCipher([key('k1')]);
+    const sealed = cipher.seal(secret, 'p');
+    const raw = Buffer.from(sealed.ciphertext, 'base64');
+    raw[raw.length - 1] ^= 1;
+    expect(() => cipher.open({ ...sealed, ciphertext: raw.toString('base64') }, 'p')).toThrow();
+  });
+
+  it('seals with the first key and still opens records of older keys', () => {
+    const oldKey = key('old');
+    const sealedWithOld = new SecretCipher([oldKey]).seal(secret, 'p');
+    const rotated = new SecretCipher([key('new'), oldKey]);
+    expect(rotated.open(sealedWithOld, 'p')).toBe(secret);
+    expect(rotated.seal(secret, 'p').keyId).toBe('new');
+  });
+
+  it.each([
+    [[], 'At least one'],
+    [[{ id: 'k1', key: randomBytes(16) }], 'must be 32 bytes'],
+    [[{ id: 'bad id', key: randomBytes(32) }], 'must be 1-32 characters'],
+    [[{ id: 'k1', key: randomBytes(32) }, { id: 'k1', key: randomBytes(32) }], 'unique'],
+  ])('rejects a bad key ring %#', (keys, message) => {
+    expect(() => new SecretCipher(keys)).toThrow(message);
+  });
+
+  it('generates whsec_ secrets with 32 random bytes', () => {
+    const generated = generateSigningSecret();
+    expect(generated).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(generated.slice(6), 'base64url')).toHaveLength(32);
+    expect(generateSigningSecret()).not.toBe(generated);
+  });
+});

@@ -1,0 +1,51 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import type { EncryptionKey } from '../notifications-options.interface';
+
+const ALGORITHM = 'aes-256-gcm';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+export interface SealedSecret {
+  readonly keyId: string;
+  /** base64 of iv ‖ auth tag ‖ ciphertext. */
+  readonly ciphertext: string;
+}
+
+/**
+ * AES-256-GCM with a key ring: seals with the first key, opens with the key named in the record.
+ * The associated data binds a ciphertext to its row, so a ciphertext copied to another row fails to open.
+ */
+export class SecretCipher {
+  private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly primary: EncryptionKey;
+
+  constructor(keys: readonly EncryptionKey[]) {
+    if (keys.length === 0) throw new Error('At least one secrets encryption key is required');
+    for (const { id, key } of keys) {
+      if (!KEY_ID.test(id)) throw new Error(`Encryption key id "${id}" must be 1-32 characters of A-Z a-z 0-9 _ -`);
+      if (key.length !== 32) throw new Error(`Encryption key "${id}" must be 32 bytes, got ${key.length}`);
+    }
+    this.keys = new Map(keys.map(({ id, key }) => [id, key]));
+    if (this.keys.size !== keys.length) throw new Error('Encryption key ids must be unique');
+    this.primary = keys[0];
+  }
+
+  seal(plaintext: string, associatedData: string): SealedSecret {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv(ALGORITHM, this.primary.key, iv);
+    cipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    const encrypted = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return { keyId: this.primary.id, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64') };
+  }
+
+  open(sealed: SealedSecret, associatedData: string): string {
+    const key = this.keys.get(sealed.keyId);
+    if (!key) throw new Error(`No encryption key with id "${sealed.keyId}" is configured`);
+    const raw = Buffer.from(sealed.ciphertext, 'base64');
+    const decipher = createDecipheriv(ALGORITHM, key, raw.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(associatedData, 'utf8'));
+    decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  }
+}

@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { SecretCipher } from './secret-cipher';
+import { SecretsService } from './secrets.service';
+import { WebhookSigningSecret } from './webhook-signing-secret.entity';
+import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([WebhookSigningSecret])],
+  providers: [
+    WebhookSigningSecretRepository,
+    SecretsService,
+    {
+      provide: SecretCipher,
+      inject: [NOTIFICATIONS_OPTIONS],
+      useFactory: (options: NotificationsModuleOptions) => new SecretCipher(options.encryptionKeys),
+    },
+  ],
+  exports: [SecretsService],
+})
+export class SecretsModule {}

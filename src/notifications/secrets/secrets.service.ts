@@ -1,0 +1,36 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SecretCipher } from './secret-cipher';
+import { generateSigningSecret } from './signing-secret';
+import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
+
+const associatedData = (preferenceId: number) => `webhook_signing_secrets:${preferenceId}`;
+
+/** Owns webhook signing secrets: generation, encryption at rest and the one-time reveal. */
+@Injectable()
+export class SecretsService {
+  constructor(
+    private readonly secrets: WebhookSigningSecretRepository,
+    @Inject(SecretCipher) private readonly cipher: SecretCipher,
+  ) {}
+
+  /**
+   * Gives the preference a signing secret if it has none. Returns the new secret, to be shown
+   * once, or null when one existed already (it is never returned again).
+   */
+  async ensureSecret(preferenceId: number): Promise<string | null> {
+    if (await this.secrets.findByPreferenceId(preferenceId)) return null;
+    const secret = generateSigningSecret();
+    const created = await this.secrets.insertIfAbsent(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
+    return created ? secret : null;
+  }
+
+  preferenceIdsWithSecret(preferenceIds: readonly number[]): Promise<Set<number>> {
+    return this.secrets.preferenceIdsWithSecret(preferenceIds);
+  }
+
+  /** The clear secret, for signing a delivery only. */
+  async secretForSigning(preferenceId: number): Promise<string | null> {
+    const record = await this.secrets.findByPreferenceId(preferenceId);
+    return record ? this.cipher.open(record, associatedData(preferenceId)) : null;
+  }
+}

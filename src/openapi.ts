@@ -1,0 +1,27 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { SERVICE_VERSION } from './version';
+
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('Notification webhook channel')
+    .setDescription(
+      'Per event type, users opt in to receive funding-automation events as signed HTTPS POSTs. ' +
+        'Errors share one shape (ErrorResponseDto): `message` summarises, `errors[].field` names each bad input field.',
+    )
+    .setVersion(SERVICE_VERSION)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 JWT; `sub` is the numeric user id.' })
+    .build();
+  return SwaggerModule.createDocument(app, config);
+}
+
+/** JSON with every object's keys sorted, so the committed document diffs cleanly. */
+export function stableJson(value: unknown): string {
+  const sort = (node: unknown): unknown =>
+    Array.isArray(node)
+      ? node.map(sort)
+      : node && typeof node === 'object'
+        ? Object.fromEntries(Object.keys(node).sort().map((key) => [key, sort((node as Record<string, unknown>)[key])]))
+        : node;
+  return `${JSON.stringify(sort(value), null, 2)}\n`;
+}

@@ -1,0 +1,29 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from '../app.module';
+import { DbType } from '../config/app-config';
+import type { AppConfig } from '../config/load-app-config';
+import { NodeEnv } from '../config/app-config';
+import { buildOpenApiDocument, stableJson } from '../openapi';
+
+// Any valid config will do: the document depends on the code only.
+const config: AppConfig = {
+  nodeEnv: NodeEnv.development,
+  port: 0,
+  database: { type: DbType.sqlite, path: ':memory:' },
+  jwtSecret: 'x'.repeat(32),
+  encryptionKeys: [{ id: 'openapi', key: Buffer.alloc(32) }],
+  serviceSite: 'https://funding.example.com',
+};
+
+async function main(): Promise<void> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { logger: false });
+  const file = join(__dirname, '..', '..', 'openapi.json');
+  writeFileSync(file, stableJson(buildOpenApiDocument(app)));
+  await app.close();
+  console.log(`Wrote ${file}`);
+}
+
+void main();

@@ -1,0 +1,11 @@
+import { existsSync } from 'node:fs';
+import { loadAppConfig } from '../config/load-app-config';
+import { parseUserId, signUserToken } from '../notifications/auth/jwt-user-resolver';
+
+if (existsSync('.env')) process.loadEnvFile('.env');
+const userId = parseUserId(process.argv[2]);
+if (userId === undefined) {
+  console.error('Usage: npm run token -- <userId>   (a positive integer)');
+  process.exit(1);
+}
+console.log(signUserToken(loadAppConfig().jwtSecret, userId));

@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable, Module } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Request } from 'express';
+import request from 'supertest';
+import {
+  EventType,
+  NOTIFICATIONS_ENTITIES,
+  NOTIFICATIONS_MIGRATIONS,
+  NotificationChannel,
+  NotificationsModule,
+  PreferencesService,
+} from '../src';
+import { databaseOptions } from '../src/database/database-options';
+import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+
+/** The host's own configuration and user resolution, as a larger Nest app would have them. */
+@Injectable()
+class HostSettings {
+  readonly encryptionKey = randomBytes(32);
+  userIdFrom(request: Request): number | undefined {
+    const id = Number(request.headers['x-host-user']);
+    return Number.isInteger(id) && id > 0 ? id : undefined;
+  }
+}
+
+@Module({ providers: [HostSettings], exports: [HostSettings] })
+class HostSettingsModule {}
+
+describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $name', (kind) => {
+  let database: TestDatabase;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    database = await kind.create();
+    const hostDataSource = { ...databaseOptions(database.config), entities: [], autoLoadEntities: true };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ ...hostDataSource, migrations: NOTIFICATIONS_MIGRATIONS, migrationsRun: true }),
+        NotificationsModule.forRootAsync({
+          imports: [HostSettingsModule],
+          inject: [HostSettings],
+          useFactory: (settings: HostSettings) => ({
+            resolveUserId: (req: Request) => settings.userIdFrom(req),
+            encryptionKeys: [{ id: 'host', key: settings.encryptionKey }],
+            resolver: async () => [],
+          }),
+        }),
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await database.drop();
+  });
+
+  it('serves the settings API with the host\'s own user resolution', async () => {
+    const enabled = await request(app.getHttpServer())
+      .put('/api/v1/settings/notifications')
+      .set('x-host-user', '42')
+      .send({ type: 'KILL_SWITCH_ACTIVATED', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/k' })
+      .expect(200);
+    expect(enabled.body.webhookSecret).toMatch(/^whsec_/);
+
+    await request(app.getHttpServer()).get('/api/v1/settings/notifications').expect(401);
+    const listed = await request(app.getHttpServer()).get('/api/v1/settings/notifications').set('x-host-user', '42').expect(200);
+    expect(listed.body).toEqual([expect.objectContaining({ type: 'KILL_SWITCH_ACTIVATED', hasWebhookSecret: true })]);
+  });
+
+  it('lets the host\'s own services read preferences through the exported service', async () => {
+    const preferences = app.get(PreferencesService);
+    const effective = await preferences.effective(42);
+    expect(effective).toContainEqual(
+      expect.objectContaining({ type: EventType.KILL_SWITCH_ACTIVATED, channel: NotificationChannel.WEBHOOK, enabled: true }),
+    );
+  });
+
+  it('registers exactly the exported entities', () => {
+    expect(NOTIFICATIONS_ENTITIES.map((entity) => entity.name).sort()).toEqual(['NotificationPreference', 'WebhookSigningSecret']);
+  });
+});

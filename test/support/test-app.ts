@@ -1,0 +1,58 @@
+import { randomBytes } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import type TestAgent from 'supertest/lib/agent';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../../src/app.module';
+import { NodeEnv } from '../../src/config/app-config';
+import type { AppConfig } from '../../src/config/load-app-config';
+import { configureApp } from '../../src/configure-app';
+import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
+import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
+import type { TestDatabase, TestDatabaseKind } from './test-databases';
+
+export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef0123456789';
+
+export interface TestApp {
+  readonly app: INestApplication;
+  readonly dataSource: DataSource;
+  /** supertest against the running app. */
+  http(): TestAgent;
+  /** `Authorization` header value for a user. */
+  bearer(userId: number): string;
+  close(): Promise<void>;
+}
+
+export function testAppConfig(database: TestDatabase['config']): AppConfig {
+  return {
+    nodeEnv: NodeEnv.test,
+    port: 0,
+    database,
+    jwtSecret: TEST_JWT_SECRET,
+    encryptionKeys: [{ id: 'test', key: randomBytes(32) }],
+    serviceSite: 'https://funding.example.com',
+  };
+}
+
+/** Boots the standalone AppModule, with its real HTTP set-up, on a fresh database of the given kind. */
+export async function startTestApp(kind: TestDatabaseKind, overrides: Partial<NotificationsModuleOptions> = {}): Promise<TestApp> {
+  const database = await kind.create();
+  const moduleRef = await Test.createTestingModule({
+    imports: [AppModule.forConfig(testAppConfig(database.config), { resolver: async () => [], ...overrides })],
+  }).compile();
+  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false }));
+  await app.init();
+  return {
+    app,
+    dataSource: app.get(DataSource),
+    http: () => request(app.getHttpServer()),
+    bearer: (userId) => `Bearer ${signUserToken(TEST_JWT_SECRET, userId)}`,
+    async close() {
+      await app.close();
+      await database.drop();
+    },
+  };
+}
+

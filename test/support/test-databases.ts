@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto';
+import { createConnection } from 'mysql2/promise';
+import { DbType } from '../../src/config/app-config';
+import type { DatabaseConfig } from '../../src/config/load-app-config';
+
+/** A throwaway database: SQLite in memory, or a fresh schema on the TEST_MYSQL_URL server. */
+export interface TestDatabase {
+  readonly config: DatabaseConfig;
+  drop(): Promise<void>;
+}
+
+export interface TestDatabaseKind {
+  readonly name: string;
+  create(): Promise<TestDatabase>;
+}
+
+const sqlite: TestDatabaseKind = {
+  name: 'sqlite',
+  create: async () => ({ config: { type: DbType.sqlite, path: ':memory:' }, drop: async () => undefined }),
+};
+
+function mysql(serverUrl: string): TestDatabaseKind {
+  return {
+    name: 'mysql',
+    async create() {
+      const name = `nw_test_${randomBytes(6).toString('hex')}`;
+      const admin = await createConnection({ uri: serverUrl });
+      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
+      await admin.end();
+      const url = new URL(serverUrl);
+      url.pathname = `/${name}`;
+      return {
+        config: { type: DbType.mysql, url: url.toString() },
+        async drop() {
+          const connection = await createConnection({ uri: serverUrl });
+          await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
+          await connection.end();
+        },
+      };
+    },
+  };
+}
+
+/** Every e2e suite runs once per kind: SQLite always, MySQL/MariaDB when TEST_MYSQL_URL is set. */
+export const TEST_DATABASE_KINDS: readonly TestDatabaseKind[] = [
+  sqlite,
+  ...(process.env.TEST_MYSQL_URL ? [mysql(process.env.TEST_MYSQL_URL)] : []),
+];
