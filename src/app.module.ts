@@ -1,4 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from './config/load-app-config';
 import { databaseOptions } from './database/database-options';
@@ -14,10 +15,15 @@ export class AppModule {
       module: AppModule,
       imports: [
         TypeOrmModule.forRoot(databaseOptions(config.database)),
+        ScheduleModule.forRoot(),
         NotificationsModule.forRootAsync({
           useFactory: (): NotificationsModuleOptions => ({
             jwtSecret: config.jwtSecret,
             encryptionKeys: config.encryptionKeys,
+            serviceSite: config.serviceSite,
+            internalApiToken: config.internalApiToken,
+            allowedCidrs: config.webhookAllowedCidrs,
+            extraCaPem: config.webhookExtraCaPem,
             ...moduleOverrides,
           }),
         }),

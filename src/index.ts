@@ -20,3 +20,12 @@ export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-se
 export { PreferencesService } from './notifications/preferences/preferences.service';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export type { HostResolver } from './notifications/url-guard/url-guard';
+export { WebhookPublisher, type PublishableEvent } from './notifications/delivery/webhook-publisher';
+export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
+export { verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
+export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';
+export { WebhookDeliveryAttempt } from './notifications/delivery/webhook-delivery-attempt.entity';
+export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
+export { DeliveryScheduler } from './notifications/scheduler/delivery-scheduler';
+export { Clock, SystemClock } from './notifications/clock/clock';
+export type { DeliveryTuning } from './notifications/notifications-options.interface';

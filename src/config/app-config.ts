@@ -43,6 +43,18 @@ export class EnvironmentVariables {
   })
   SECRETS_ENCRYPTION_KEY?: string;
 
+  @IsOptional()
+  @MinLength(32, { message: 'INTERNAL_API_TOKEN must be at least 32 characters' })
+  INTERNAL_API_TOKEN?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_ALLOWED_CIDRS?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_EXTRA_CA_FILE?: string;
+
   @IsUrl({ protocols: ['https', 'http'], require_tld: false }, { message: 'SERVICE_SITE must be an http(s) URL' })
   SERVICE_SITE = 'https://funding.example.com';
 }

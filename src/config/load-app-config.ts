@@ -15,6 +15,9 @@ export interface AppConfig {
   readonly jwtSecret: string;
   readonly encryptionKeys: readonly EncryptionKey[];
   readonly serviceSite: string;
+  readonly internalApiToken?: string;
+  readonly webhookAllowedCidrs: readonly string[];
+  readonly webhookExtraCaPem?: string;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -34,7 +37,18 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
     ),
     serviceSite: variables.SERVICE_SITE,
+    internalApiToken: variables.INTERNAL_API_TOKEN,
+    webhookAllowedCidrs: (variables.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    webhookExtraCaPem: variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined,
   };
+}
+
+function readCaFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new Error(`Invalid configuration:\n  - WEBHOOK_EXTRA_CA_FILE cannot be read: ${(error as Error).message}`);
+  }
 }
 
 /** `[id:]<base64 key>[,…]`; a key without an id is called `default`. */

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { Clock } from './clock/clock';
 import type { HostResolver } from './url-guard/url-guard';
 
 /** Resolves the authenticated user of a settings request; `undefined` answers 401. */
@@ -30,4 +31,29 @@ export interface NotificationsModuleOptions {
    * test receiver on loopback). Empty by default; never set it in production.
    */
   readonly allowedCidrs?: readonly string[];
+  /** PEM of extra CA certificates trusted for webhook receivers, added to Node's defaults (tests: a self-signed receiver). */
+  readonly extraCaPem?: string;
+  /** Public site of the service, in the `User-Agent: Service/<version> (+<site>)` of every delivery. */
+  readonly serviceSite?: string;
+  /**
+   * Bearer token of `POST /api/v1/internal/notifications/events`, for other services. The endpoint
+   * answers 404 while it is unset.
+   */
+  readonly internalApiToken?: string;
+  /** Time source (default: the system clock). Tests inject a fake one to walk the retry schedule. */
+  readonly clock?: Clock;
+  /** Tuning of the delivery workers. */
+  readonly delivery?: DeliveryTuning;
+}
+
+/** Delivery tuning; the defaults suit one instance sending to many receivers. */
+export interface DeliveryTuning {
+  /** Attempts in flight at once in this instance (default 64). */
+  readonly concurrency?: number;
+  /** Deliveries claimed per scheduler batch (default 200). */
+  readonly batchSize?: number;
+  /** How long a claim holds a delivery before another instance may take it (default 60 s). */
+  readonly leaseMs?: number;
+  /** Deadline of one attempt: connect, TLS, headers and body (default 5 s, spec 6.3). */
+  readonly timeoutMs?: number;
 }

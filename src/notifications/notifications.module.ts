@@ -5,14 +5,19 @@ import {
   NOTIFICATIONS_OPTIONS,
   NOTIFICATIONS_OPTIONS_TYPE,
 } from './notifications.module-definition';
+import { DeliveryModule } from './delivery/delivery.module';
 import { PreferencesModule } from './preferences/preferences.module';
+import { SchedulerModule } from './scheduler/scheduler.module';
 
 /**
  * The webhook notification channel: settings API, signing secrets, delivery.
  * Needs a TypeORM DataSource with {@link NOTIFICATIONS_ENTITIES} (or `autoLoadEntities`) and
  * {@link NOTIFICATIONS_MIGRATIONS}.
  */
-@Module({ imports: [PreferencesModule], exports: [PreferencesModule] })
+@Module({
+  imports: [PreferencesModule, DeliveryModule, SchedulerModule],
+  exports: [PreferencesModule, DeliveryModule, SchedulerModule],
+})
 export class NotificationsModule extends ConfigurableNotificationsModule {
   static forRoot(options: typeof NOTIFICATIONS_OPTIONS_TYPE): DynamicModule {
     return shareOptionsWithFeatures(super.forRoot(options));

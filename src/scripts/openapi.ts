@@ -16,6 +16,7 @@ const config: AppConfig = {
   jwtSecret: 'x'.repeat(32),
   encryptionKeys: [{ id: 'openapi', key: Buffer.alloc(32) }],
   serviceSite: 'https://funding.example.com',
+  webhookAllowedCidrs: [],
 };
 
 async function main(): Promise<void> {

@@ -33,12 +33,17 @@ export function testAppConfig(database: TestDatabase['config']): AppConfig {
     jwtSecret: TEST_JWT_SECRET,
     encryptionKeys: [{ id: 'test', key: randomBytes(32) }],
     serviceSite: 'https://funding.example.com',
+    webhookAllowedCidrs: [],
   };
 }
 
 /** Boots the standalone AppModule, with its real HTTP set-up, on a fresh database of the given kind. */
 export async function startTestApp(kind: TestDatabaseKind, overrides: Partial<NotificationsModuleOptions> = {}): Promise<TestApp> {
-  const database = await kind.create();
+  return startTestAppOn(await kind.create(), overrides);
+}
+
+/** Boots an app on an existing database; several apps on one database act as several instances. */
+export async function startTestAppOn(database: TestDatabase, overrides: Partial<NotificationsModuleOptions> = {}): Promise<TestApp> {
   const moduleRef = await Test.createTestingModule({
     imports: [AppModule.forConfig(testAppConfig(database.config), { resolver: async () => [], ...overrides })],
   }).compile();

@@ -1,11 +1,12 @@
 import { ValidationPipe, type ValidationError } from '@nestjs/common';
 import { type FieldError, InvalidFieldsException } from './api-errors';
 
-function flatten(errors: readonly ValidationError[], parent = ''): FieldError[] {
+/** One FieldError per failed constraint, with dotted paths (`events[2].type` style for arrays). */
+export function flattenValidationErrors(errors: readonly ValidationError[], parent = ''): FieldError[] {
   return errors.flatMap((error) => {
-    const field = parent ? `${parent}.${error.property}` : error.property;
+    const field = !parent ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
     const own = Object.values(error.constraints ?? {}).map((message) => ({ field, message: withoutFieldName(message, error.property) }));
-    return [...own, ...flatten(error.children ?? [], field)];
+    return [...own, ...flattenValidationErrors(error.children ?? [], field)];
   });
 }
 
@@ -22,6 +23,6 @@ export function createValidationPipe(): ValidationPipe {
     forbidUnknownValues: true,
     transform: true,
     validationError: { target: false, value: false },
-    exceptionFactory: (errors) => new InvalidFieldsException(flatten(errors)),
+    exceptionFactory: (errors) => new InvalidFieldsException(flattenValidationErrors(errors)),
   });
 }

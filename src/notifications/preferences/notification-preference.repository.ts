@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
-import type { EventType, NotificationChannel } from '../catalog/event-catalog';
+import { In, Repository } from 'typeorm';
+import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database-errors';
 import { NotificationPreference } from './notification-preference.entity';
 
@@ -27,6 +27,14 @@ export class NotificationPreferenceRepository {
 
   findOne(key: PreferenceKey): Promise<NotificationPreference | null> {
     return this.preferences.findOneBy({ userId: key.userId, type: key.type, channel: key.channel });
+  }
+
+  /** Enabled WEBHOOK preferences of these users for these types (callers filter the exact pairs). */
+  enabledWebhooks(userIds: readonly number[], types: readonly EventType[]): Promise<NotificationPreference[]> {
+    return this.preferences.find({
+      select: { id: true, userId: true, type: true },
+      where: { userId: In([...userIds]), type: In([...types]), channel: NotificationChannel.WEBHOOK, enabled: true },
+    });
   }
 
   /** Creates or updates the preference; a concurrent first write of the same key turns into an update. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { EVENT_CATALOG, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
+import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api-errors';
 import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
@@ -10,6 +10,13 @@ import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository } from './notification-preference.repository';
 
 const { WEBHOOK } = NotificationChannel;
+
+export interface WebhookTarget {
+  readonly url: string;
+  readonly secret: string | null;
+}
+
+export const webhookKey = (userId: number, type: EventType) => `${userId}/${type}`;
 
 @Injectable()
 export class PreferencesService {
@@ -64,6 +71,29 @@ export class PreferencesService {
         return { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) };
       }),
     );
+  }
+
+  /** `userId/type` keys of the pairs that have WEBHOOK enabled. */
+  async enabledWebhookKeys(pairs: readonly { userId: number; type: EventType }[]): Promise<Set<string>> {
+    if (pairs.length === 0) return new Set();
+    const userIds = [...new Set(pairs.map((p) => p.userId))];
+    const types = [...new Set(pairs.map((p) => p.type))];
+    const enabled = await this.preferences.enabledWebhooks(userIds, types);
+    return new Set(enabled.map((p) => webhookKey(p.userId, p.type)));
+  }
+
+  /** Where and how to deliver now: the enabled webhook's current URL and signing secret, or null when disabled. */
+  async webhookTarget(userId: number, type: EventType): Promise<WebhookTarget | null> {
+    const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
+    if (!preference?.enabled || !preference.webhookUrl) return null;
+    return { url: preference.webhookUrl, secret: await this.secrets.secretForSigning(preference.id) };
+  }
+
+  /** The configured webhook URL and secret, enabled or not (for test sends). */
+  async configuredWebhook(userId: number, type: EventType): Promise<WebhookTarget | null> {
+    const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
+    if (!preference?.webhookUrl) return null;
+    return { url: preference.webhookUrl, secret: await this.secrets.secretForSigning(preference.id) };
   }
 
   private secretsOf(preferences: readonly NotificationPreference[]): Promise<Set<number>> {

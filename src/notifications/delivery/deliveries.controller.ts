@@ -1,0 +1,54 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseIntPipe, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { CurrentUserId } from '../auth/current-user-id.decorator';
+import { UserAuthGuard } from '../auth/user-auth.guard';
+import { ApiExceptionFilter } from '../common/api-exception.filter';
+import { ErrorResponseDto } from '../common/error-response.dto';
+import { createValidationPipe } from '../common/validation.pipe';
+import { DeliveryLogService } from './delivery-log.service';
+import { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendDto, TestSendResultDto } from './dto/delivery.dto';
+
+@ApiTags('Webhook deliveries')
+@ApiBearerAuth()
+@ApiUnauthorizedResponse({ type: ErrorResponseDto })
+@Controller('api/v1/settings/notifications')
+@UseGuards(UserAuthGuard)
+@UsePipes(createValidationPipe())
+@UseFilters(ApiExceptionFilter)
+export class DeliveriesController {
+  constructor(private readonly deliveries: DeliveryLogService) {}
+
+  @Get('webhook-deliveries')
+  @ApiOperation({ summary: "The user's webhook deliveries, newest first" })
+  @ApiOkResponse({ type: DeliveryPageDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto })
+  list(@CurrentUserId() userId: number, @Query() query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
+    return this.deliveries.list(userId, query);
+  }
+
+  @Get('webhook-deliveries/:id')
+  @ApiOperation({ summary: 'One delivery with every attempt' })
+  @ApiOkResponse({ type: DeliveryDetailDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such delivery for this user.' })
+  detail(@CurrentUserId() userId: number, @Param('id', ParseIntPipe) id: number): Promise<DeliveryDetailDto> {
+    return this.deliveries.detail(userId, id);
+  }
+
+  @Post('webhook-deliveries/:id/redeliver')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({ summary: 'Queue the same event again (same event id, new cycle of up to 6 attempts)' })
+  @ApiAcceptedResponse({ type: DeliveryDto })
+  @ApiNotFoundResponse({ type: ErrorResponseDto })
+  redeliver(@CurrentUserId() userId: number, @Param('id', ParseIntPipe) id: number): Promise<DeliveryDto> {
+    return this.deliveries.redeliver(userId, id);
+  }
+
+  @Post('webhook/test')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({ summary: "Send one signed test event to the type's configured URL now (not stored, not retried)" })
+  @ApiOkResponse({ type: TestSendResultDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto })
+  sendTest(@CurrentUserId() userId: number, @Body() body: TestSendDto): Promise<TestSendResultDto> {
+    return this.deliveries.sendTest(userId, body.type);
+  }
+}

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import type { EventType } from '../catalog/event-catalog';
+import { Clock } from '../clock/clock';
+import { InvalidFieldsException } from '../common/api-errors';
+import { PreferencesService } from '../preferences/preferences.service';
+import { DeliveryOutboxRepository } from './delivery-outbox.repository';
+import { DeliveryWorker } from './delivery-worker';
+import type { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendResultDto } from './dto/delivery.dto';
+import { Severity } from './dto/publish-event.dto';
+import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
+import { WebhookSender } from './http/webhook-sender';
+import type { WebhookDelivery } from './webhook-delivery.entity';
+import { buildWebhookRequest } from './webhook-request';
+
+/** What a user sees of their deliveries, and what they can do with them. */
+@Injectable()
+export class DeliveryLogService {
+  constructor(
+    private readonly outbox: DeliveryOutboxRepository,
+    private readonly worker: DeliveryWorker,
+    private readonly preferences: PreferencesService,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+  ) {}
+
+  async list(userId: number, query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
+    const limit = query.limit ?? 20;
+    const rows = await this.outbox.listForUser({ userId, limit: limit + 1, beforeId: query.cursor, type: query.type, status: query.status });
+    const page = rows.slice(0, limit);
+    return { data: page.map(toDeliveryDto), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null };
+  }
+
+  async detail(userId: number, id: number): Promise<DeliveryDetailDto> {
+    const delivery = await this.ownDelivery(userId, id);
+    const attempts = await this.outbox.attemptsOf(delivery.id);
+    return {
+      ...toDeliveryDto(delivery),
+      attempts: attempts.map((a) => ({
+        attemptNumber: a.attemptNumber,
+        startedAt: new Date(a.startedAt).toISOString(),
+        durationMs: a.durationMs,
+        outcome: a.outcome,
+        statusCode: a.statusCode,
+        error: a.error,
+        responseExcerpt: a.responseExcerpt,
+      })),
+    };
+  }
+
+  /** Queues the same event again: same event id and body, a new cycle of up to 6 attempts. */
+  async redeliver(userId: number, id: number): Promise<DeliveryDto> {
+    const delivery = await this.ownDelivery(userId, id);
+    const [claim] = await this.outbox.enqueueAgain({ id: delivery.eventId, userId, type: delivery.type }, this.worker.lease());
+    this.worker.dispatch([claim]);
+    return toDeliveryDto((await this.outbox.findForUser(userId, claim.id))!);
+  }
+
+  /** Sends one signed test event to the type's configured URL now; not stored, not retried. */
+  async sendTest(userId: number, type: EventType): Promise<TestSendResultDto> {
+    const target = await this.preferences.configuredWebhook(userId, type);
+    if (!target) throw InvalidFieldsException.of('type', `has no webhook URL configured; enable WEBHOOK for ${type} first`);
+    const now = this.clock.now();
+    const body = JSON.stringify({
+      type,
+      severity: Severity.INFO,
+      title: 'Test event',
+      body: `A test delivery of ${type} to check your endpoint and signature verification.`,
+      createdAt: new Date(now).toISOString(),
+      payload: { test: true },
+      userId,
+    });
+    const request = buildWebhookRequest({ ...target, body, type, eventId: `test_${randomUUID()}`, attempt: 1, userAgent: this.settings.userAgent, nowMs: now });
+    const result = await this.sender.send(request);
+    return { success: result.outcome === 'success', ...result };
+  }
+
+  private async ownDelivery(userId: number, id: number): Promise<WebhookDelivery> {
+    const delivery = await this.outbox.findForUser(userId, id);
+    if (!delivery) throw new NotFoundException(`Delivery ${id} not found`);
+    return delivery;
+  }
+}
+
+function toDeliveryDto(d: WebhookDelivery): DeliveryDto {
+  return {
+    id: d.id,
+    eventId: d.eventId,
+    type: d.type,
+    status: d.status,
+    attemptCount: d.attemptCount,
+    nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString(),
+    lastStatusCode: d.lastStatusCode,
+    lastError: d.lastError,
+    createdAt: new Date(d.createdAt).toISOString(),
+    updatedAt: new Date(d.updatedAt).toISOString(),
+  };
+}

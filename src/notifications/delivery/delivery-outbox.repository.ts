@@ -1,0 +1,211 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import type { EventType } from '../catalog/event-catalog';
+import type { AttemptResult } from './http/webhook-sender';
+import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
+import { WebhookEvent } from './webhook-event.entity';
+
+/** A delivery this worker holds the lease of, with the exact body to send. */
+export interface ClaimedDelivery {
+  readonly id: number;
+  readonly eventId: string;
+  readonly userId: number;
+  readonly type: EventType;
+  readonly attemptCount: number;
+  readonly lockToken: string;
+  readonly body: string;
+}
+
+export interface NewEvent {
+  readonly id: string;
+  readonly userId: number;
+  readonly type: EventType;
+  readonly body: string;
+}
+
+export interface Lease {
+  readonly token: string;
+  readonly now: number;
+  readonly until: number;
+}
+
+export interface AttemptRecord {
+  readonly startedAt: number;
+  readonly result: AttemptResult;
+  readonly status: DeliveryStatus;
+  readonly nextAttemptAt: number | null;
+}
+
+export interface DeliveryPage {
+  readonly userId: number;
+  readonly limit: number;
+  readonly beforeId?: number;
+  readonly type?: EventType;
+  readonly status?: DeliveryStatus;
+}
+
+const INSERT_CHUNK = 500;
+
+/**
+ * The outbox: events, their deliveries and attempts. The only place that knows the claim SQL:
+ * a lease (`locked_by`, `locked_until`) taken with a conditional UPDATE, after a
+ * `SELECT … FOR UPDATE SKIP LOCKED` on MySQL/MariaDB so instances do not contend for the same rows.
+ */
+@Injectable()
+export class DeliveryOutboxRepository {
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+
+  /** Commits events and one delivery per event, already leased to `lease.token`, and returns them. */
+  async enqueue(events: readonly NewEvent[], lease: Lease): Promise<ClaimedDelivery[]> {
+    if (events.length === 0) return [];
+    await this.dataSource.transaction(async (manager) => {
+      for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+        const chunk = events.slice(i, i + INSERT_CHUNK);
+        await manager.insert(WebhookEvent, chunk.map((event) => ({ ...event, createdAt: lease.now })));
+        await manager.insert(WebhookDelivery, chunk.map((event) => this.newDelivery(event.id, event.userId, event.type, lease)));
+      }
+    });
+    return this.claimedBy(lease.token);
+  }
+
+  /** Starts a new attempt cycle for an existing event (manual redelivery). */
+  async enqueueAgain(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>, lease: Lease): Promise<ClaimedDelivery[]> {
+    await this.dataSource.getRepository(WebhookDelivery).insert(this.newDelivery(event.id, event.userId, event.type, lease));
+    return this.claimedBy(lease.token);
+  }
+
+  /** Leases up to `limit` due deliveries whose lease is free or expired. */
+  async claimDue(limit: number, lease: Lease): Promise<ClaimedDelivery[]> {
+    const claimed = await this.dataSource.transaction(async (manager) => {
+      const candidates = this.due(manager, lease.now).select('d.id', 'id').orderBy('d.nextAttemptAt', 'ASC').limit(limit);
+      if (this.dataSource.options.type === 'mysql') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
+      const ids = (await candidates.getRawMany<{ id: number }>()).map((row) => Number(row.id));
+      if (ids.length === 0) return 0;
+      const result = await manager
+        .createQueryBuilder()
+        .update(WebhookDelivery)
+        .set({ lockedBy: lease.token, lockedUntil: lease.until })
+        .where('id IN (:...ids)', { ids })
+        .andWhere('status = :pending', { pending: DeliveryStatus.PENDING })
+        .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now: lease.now })))
+        .execute();
+      return result.affected ?? ids.length;
+    });
+    return claimed === 0 ? [] : this.claimedBy(lease.token);
+  }
+
+  /** Stores the attempt and the delivery's next state, if the lease is still ours. */
+  async recordAttempt(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+    const { result } = record;
+    return this.dataSource.transaction(async (manager) => {
+      const updated = await manager
+        .createQueryBuilder()
+        .update(WebhookDelivery)
+        .set({
+          status: record.status,
+          attemptCount: claim.attemptCount + 1,
+          nextAttemptAt: record.nextAttemptAt,
+          lastStatusCode: result.statusCode,
+          lastError: truncate(result.error, 512),
+          lockedBy: null,
+          lockedUntil: null,
+          updatedAt: record.startedAt + result.durationMs,
+        })
+        .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
+        .execute();
+      if (!updated.affected) return false;
+      await manager.insert(WebhookDeliveryAttempt, {
+        deliveryId: claim.id,
+        attemptNumber: claim.attemptCount + 1,
+        startedAt: record.startedAt,
+        durationMs: result.durationMs,
+        outcome: result.outcome,
+        statusCode: result.statusCode,
+        error: truncate(result.error, 512),
+        responseExcerpt: result.responseExcerpt,
+      });
+      return true;
+    });
+  }
+
+  /** Ends a delivery without a request (the user disabled the webhook meanwhile). */
+  async cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<void> {
+    await this.dataSource
+      .createQueryBuilder()
+      .update(WebhookDelivery)
+      .set({ status: DeliveryStatus.CANCELLED, nextAttemptAt: null, lockedBy: null, lockedUntil: null, lastError: reason, updatedAt: now })
+      .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
+      .execute();
+  }
+
+  /** The user's deliveries, newest first, after the `beforeId` cursor. */
+  listForUser(page: DeliveryPage): Promise<WebhookDelivery[]> {
+    const query = this.dataSource
+      .getRepository(WebhookDelivery)
+      .createQueryBuilder('d')
+      .where('d.userId = :userId', { userId: page.userId })
+      .orderBy('d.id', 'DESC')
+      .limit(page.limit);
+    if (page.beforeId !== undefined) query.andWhere('d.id < :beforeId', { beforeId: page.beforeId });
+    if (page.type) query.andWhere('d.type = :type', { type: page.type });
+    if (page.status) query.andWhere('d.status = :status', { status: page.status });
+    return query.getMany();
+  }
+
+  findForUser(userId: number, id: number): Promise<WebhookDelivery | null> {
+    return this.dataSource.getRepository(WebhookDelivery).findOneBy({ id, userId });
+  }
+
+  attemptsOf(deliveryId: number): Promise<WebhookDeliveryAttempt[]> {
+    return this.dataSource.getRepository(WebhookDeliveryAttempt).find({ where: { deliveryId }, order: { attemptNumber: 'ASC' } });
+  }
+
+  findEvent(id: string): Promise<WebhookEvent | null> {
+    return this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
+  }
+
+  private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
+    return manager
+      .createQueryBuilder(WebhookDelivery, 'd')
+      .where('d.status = :pending', { pending: DeliveryStatus.PENDING })
+      .andWhere('d.nextAttemptAt <= :now', { now })
+      .andWhere(new Brackets((free) => free.where('d.lockedUntil IS NULL').orWhere('d.lockedUntil < :now', { now })));
+  }
+
+  private async claimedBy(token: string): Promise<ClaimedDelivery[]> {
+    const rows = await this.dataSource
+      .createQueryBuilder(WebhookDelivery, 'd')
+      .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId')
+      .select('d.id', 'id')
+      .addSelect('d.eventId', 'eventId')
+      .addSelect('d.userId', 'userId')
+      .addSelect('d.type', 'type')
+      .addSelect('d.attemptCount', 'attemptCount')
+      .addSelect('e.body', 'body')
+      .where('d.lockedBy = :token', { token })
+      .orderBy('d.id', 'ASC')
+      .getRawMany<Omit<ClaimedDelivery, 'lockToken'>>();
+    return rows.map((row) => ({ ...row, id: Number(row.id), userId: Number(row.userId), attemptCount: Number(row.attemptCount), lockToken: token }));
+  }
+
+  private newDelivery(eventId: string, userId: number, type: EventType, lease: Lease): Partial<WebhookDelivery> {
+    return {
+      eventId,
+      userId,
+      type,
+      status: DeliveryStatus.PENDING,
+      attemptCount: 0,
+      nextAttemptAt: lease.now,
+      lockedBy: lease.token,
+      lockedUntil: lease.until,
+      createdAt: lease.now,
+      updatedAt: lease.now,
+    };
+  }
+}
+
+function truncate(text: string | null, max: number): string | null {
+  return text !== null && text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

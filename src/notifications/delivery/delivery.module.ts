@@ -1,0 +1,43 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthModule } from '../auth/auth.module';
+import { Clock, SystemClock } from '../clock/clock';
+import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { PreferencesModule } from '../preferences/preferences.module';
+import { UrlGuardModule } from '../url-guard/url-guard.module';
+import { WebhookUrlGuard } from '../url-guard/url-guard';
+import { DeliveriesController } from './deliveries.controller';
+import { DeliveryLogService } from './delivery-log.service';
+import { DeliveryOutboxRepository } from './delivery-outbox.repository';
+import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
+import { DeliveryWorker } from './delivery-worker';
+import { WebhookSender } from './http/webhook-sender';
+import { InternalEventsController } from './internal-events.controller';
+import { InternalTokenGuard } from './internal-token.guard';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
+import { WebhookEvent } from './webhook-event.entity';
+import { WebhookPublisher } from './webhook-publisher';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]), AuthModule, PreferencesModule, UrlGuardModule],
+  controllers: [DeliveriesController, InternalEventsController],
+  providers: [
+    { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
+    { provide: Clock, inject: [NOTIFICATIONS_OPTIONS], useFactory: (options: NotificationsModuleOptions) => options.clock ?? new SystemClock() },
+    {
+      provide: WebhookSender,
+      inject: [WebhookUrlGuard, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
+      useFactory: (guard: WebhookUrlGuard, options: NotificationsModuleOptions, settings: DeliverySettings) =>
+        new WebhookSender({ guard, extraCaPem: options.extraCaPem, timeoutMs: settings.timeoutMs }),
+    },
+    DeliveryOutboxRepository,
+    DeliveryWorker,
+    DeliveryLogService,
+    WebhookPublisher,
+    InternalTokenGuard,
+  ],
+  exports: [WebhookPublisher, DeliveryWorker],
+})
+export class DeliveryModule {}

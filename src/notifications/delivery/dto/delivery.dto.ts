@@ -1,0 +1,125 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { EventType } from '../../catalog/event-catalog';
+import { DeliveryStatus } from '../webhook-delivery.entity';
+
+export class ListDeliveriesQueryDto {
+  @ApiPropertyOptional({ enum: EventType, enumName: 'EventType' })
+  @IsOptional()
+  @IsEnum(EventType, { message: 'must be a known event type' })
+  type?: EventType;
+
+  @ApiPropertyOptional({ enum: DeliveryStatus, enumName: 'DeliveryStatus' })
+  @IsOptional()
+  @IsEnum(DeliveryStatus, { message: `must be one of ${Object.values(DeliveryStatus).join(', ')}` })
+  status?: DeliveryStatus;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Transform(({ value }) => (/^\d+$/.test(String(value)) ? Number(value) : value))
+  @IsInt({ message: 'must be an integer' })
+  @Min(1, { message: 'must be at least 1' })
+  @Max(100, { message: 'must be at most 100' })
+  limit?: number;
+
+  @ApiPropertyOptional({ description: 'The `nextCursor` of the previous page.' })
+  @IsOptional()
+  @Transform(({ value }) => (/^\d+$/.test(String(value)) ? Number(value) : value))
+  @IsInt({ message: 'must be a cursor returned by a previous page' })
+  cursor?: number;
+}
+
+export class DeliveryDto {
+  @ApiProperty()
+  id: number;
+
+  @ApiProperty({ description: 'Stable event id, sent as X-Service-Event-Id; the same across retries and redeliveries.' })
+  eventId: string;
+
+  @ApiProperty({ enum: EventType, enumName: 'EventType' })
+  type: EventType;
+
+  @ApiProperty({ enum: DeliveryStatus, enumName: 'DeliveryStatus' })
+  status: DeliveryStatus;
+
+  @ApiProperty({ description: 'Attempts made so far (at most 6).' })
+  attemptCount: number;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true })
+  nextAttemptAt: string | null;
+
+  @ApiProperty({ type: Number, nullable: true })
+  lastStatusCode: number | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  lastError: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  createdAt: string;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  updatedAt: string;
+}
+
+export class DeliveryPageDto {
+  @ApiProperty({ type: [DeliveryDto] })
+  data: DeliveryDto[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next (older) page; null on the last page.' })
+  nextCursor: string | null;
+}
+
+export class AttemptDto {
+  @ApiProperty()
+  attemptNumber: number;
+
+  @ApiProperty({ type: String, format: 'date-time' })
+  startedAt: string;
+
+  @ApiProperty()
+  durationMs: number;
+
+  @ApiProperty({ enum: ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] })
+  outcome: string;
+
+  @ApiProperty({ type: Number, nullable: true })
+  statusCode: number | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  error: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'First bytes (≤ 1 KiB) of the response body.' })
+  responseExcerpt: string | null;
+}
+
+export class DeliveryDetailDto extends DeliveryDto {
+  @ApiProperty({ type: [AttemptDto] })
+  attempts: AttemptDto[];
+}
+
+export class TestSendDto {
+  @ApiProperty({ enum: EventType, enumName: 'EventType' })
+  @IsEnum(EventType, { message: 'must be a known event type' })
+  type: EventType;
+}
+
+export class TestSendResultDto {
+  @ApiProperty()
+  success: boolean;
+
+  @ApiProperty({ enum: ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] })
+  outcome: string;
+
+  @ApiProperty({ type: Number, nullable: true })
+  statusCode: number | null;
+
+  @ApiProperty()
+  durationMs: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  error: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  responseExcerpt: string | null;
+}

@@ -1,0 +1,21 @@
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connect_error' | 'blocked' | 'tls_error';
+
+export interface WebhookRequest {
+  url: string;
+  /** Sent byte-for-byte as its UTF-8 encoding, with a Content-Length. */
+  body: string;
+  /** Every header the receiver should get (Content-Type, User-Agent, signature…); nothing is added but Host/Connection/Content-Length. */
+  headers: Record<string, string>;
+}
+
+export interface AttemptResult {
+  outcome: AttemptOutcome;
+  /** Set whenever a status line arrived (3xx/4xx/5xx included), even if the attempt failed afterwards. */
+  statusCode: number | null;
+  /** Whole milliseconds from the start of send() to the outcome. */
+  durationMs: number;
+  /** Short human-readable reason; never contains header values or the request/response body. Null on success. */
+  error: string | null;
+  /** First bytes (at most maxResponseBytes, default 1024) of the response body as UTF-8; null if there was none. */
+  responseExcerpt: string | null;
+}

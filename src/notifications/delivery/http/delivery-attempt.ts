@@ -1,0 +1,123 @@
+import { performance } from 'node:perf_hooks';
+import { StringDecoder } from 'node:string_decoder';
+import type { Dispatcher } from 'undici';
+import { type ClassifiedError, classifyError, DEADLINE_EXCEEDED } from './attempt-error';
+import type { AttemptResult } from './attempt-result';
+
+/** Abort reason once enough of the response body was read; the connection is dropped rather than drained. */
+const EXCERPT_COMPLETE = new Error('webhook response excerpt complete');
+
+/**
+ * One POST, as an undici dispatch handler: response chunks are collected straight from the parser (no body stream),
+ * and the deadline settles the attempt the moment it fires, even while the request still waits for a pooled
+ * connection; the request is then aborted as soon as undici hands it a socket, before any byte is written.
+ */
+export class DeliveryAttempt implements Dispatcher.DispatchHandler {
+  readonly result: Promise<AttemptResult>;
+  private resolve!: (result: AttemptResult) => void;
+  private controller: Dispatcher.DispatchController | null = null;
+  private settled = false;
+  private statusCode: number | null = null;
+  private chunks: Buffer[] | null = null;
+  private size = 0;
+  private readonly deadline: NodeJS.Timeout;
+
+  constructor(
+    private readonly startedAt: number,
+    private readonly timeoutMs: number,
+    private readonly maxResponseBytes: number,
+  ) {
+    this.result = new Promise<AttemptResult>((resolve) => {
+      this.resolve = resolve;
+    });
+    this.deadline = setTimeout(onDeadline, timeoutMs, this);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.settled) controller.abort(DEADLINE_EXCEEDED);
+    else this.controller = controller;
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
+    if (statusCode >= 200) this.statusCode = statusCode; // 1xx interim responses are followed by the real one
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    (this.chunks ??= []).push(chunk);
+    this.size += chunk.length;
+    if (this.size > this.maxResponseBytes) {
+      this.settleWithResponse();
+      controller.abort(EXCERPT_COMPLETE);
+    }
+  }
+
+  onResponseEnd(): void {
+    if (!this.settled) this.settleWithResponse();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, error: Error): void {
+    if (!this.settled) this.settleWithFailure(classifyError(error, this.timeoutMs));
+  }
+
+  /** Called by the sender if dispatching threw synchronously. */
+  fail(error: unknown): void {
+    if (!this.settled) this.settleWithFailure(classifyError(error, this.timeoutMs));
+  }
+
+  expire(): void {
+    if (this.settled) return;
+    this.settleWithFailure(classifyError(DEADLINE_EXCEEDED, this.timeoutMs));
+    this.controller?.abort(DEADLINE_EXCEEDED);
+  }
+
+  private settleWithResponse(): void {
+    const statusCode = this.statusCode ?? 0;
+    const success = statusCode >= 200 && statusCode < 300;
+    this.settle({
+      outcome: success ? 'success' : 'http_error',
+      statusCode: this.statusCode,
+      durationMs: Math.round(performance.now() - this.startedAt),
+      error: success ? null : httpError(statusCode),
+      responseExcerpt: this.excerpt(),
+    });
+  }
+
+  private settleWithFailure(classified: ClassifiedError): void {
+    const elapsed = Math.round(performance.now() - this.startedAt);
+    this.settle({
+      outcome: classified.outcome,
+      statusCode: this.statusCode,
+      // Timers run on the event loop's cached clock and may fire a fraction of a millisecond "early" by
+      // performance.now(); a timed-out attempt did last the whole deadline.
+      durationMs: classified.outcome === 'timeout' ? Math.max(elapsed, this.timeoutMs) : elapsed,
+      error: classified.error,
+      responseExcerpt: this.excerpt(),
+    });
+  }
+
+  private settle(result: AttemptResult): void {
+    this.settled = true;
+    clearTimeout(this.deadline);
+    this.chunks = null;
+    this.resolve(result);
+  }
+
+  /** The first maxResponseBytes as UTF-8, cut at the last complete character; null if no body arrived. */
+  private excerpt(): string | null {
+    const chunks = this.chunks;
+    if (chunks === null || this.size === 0) return null;
+    const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, this.size);
+    const capped = bytes.length > this.maxResponseBytes ? bytes.subarray(0, this.maxResponseBytes) : bytes;
+    return new StringDecoder('utf8').write(capped);
+  }
+}
+
+function onDeadline(attempt: DeliveryAttempt): void {
+  attempt.expire();
+}
+
+function httpError(statusCode: number): string {
+  if (statusCode >= 300 && statusCode < 400) return `redirect (${statusCode}) not followed`;
+  return `receiver answered ${statusCode}`;
+}

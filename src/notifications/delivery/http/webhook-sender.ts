@@ -1,0 +1,131 @@
+import { performance } from 'node:perf_hooks';
+import { createSecureContext, rootCertificates } from 'node:tls';
+import { Agent } from 'undici';
+import type { WebhookUrlGuard } from '../../url-guard/url-guard';
+import { blockedBeforeConnect } from './attempt-error';
+import type { AttemptResult, WebhookRequest } from './attempt-result';
+import { DeliveryAttempt } from './delivery-attempt';
+
+export type { AttemptOutcome, AttemptResult, WebhookRequest } from './attempt-result';
+
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 1024;
+export const DEFAULT_CONNECTIONS_PER_ORIGIN = 16;
+
+const TARGET_CACHE_SIZE = 1024;
+
+interface Target {
+  origin: string;
+  path: string;
+}
+
+export interface WebhookSenderOptions {
+  guard: WebhookUrlGuard;
+  /** PEM of extra trusted CA(s), added to Node's bundled roots (tls.rootCertificates), not replacing them. */
+  extraCaPem?: string;
+  /** Overall deadline per attempt: connect + TLS + headers + body. Default 5000. */
+  timeoutMs?: number;
+  /** Read at most this much of the response body, then drop the connection. Default 1024. */
+  maxResponseBytes?: number;
+  /** Keep-alive pool size per origin. Default 16. */
+  connectionsPerOrigin?: number;
+}
+
+/**
+ * POSTs webhook bodies over HTTPS through one shared undici keep-alive pool. Every socket is opened through the URL
+ * guard's lookup (re-resolving and checking right before connecting, which defeats DNS rebinding); IP literals and
+ * localhost, which never reach a lookup, are checked up front. Redirects are never followed.
+ */
+export class WebhookSender {
+  private readonly guard: WebhookUrlGuard;
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+  private readonly maxResponseBytes: number;
+  private readonly targets = new Map<string, Target>();
+  private closed: Promise<void> | null = null;
+
+  constructor(options: WebhookSenderOptions) {
+    this.guard = options.guard;
+    this.timeoutMs = positiveInteger(options.timeoutMs, DEFAULT_WEBHOOK_TIMEOUT_MS, 'timeoutMs');
+    this.maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
+    const connections = positiveInteger(
+      options.connectionsPerOrigin,
+      DEFAULT_CONNECTIONS_PER_ORIGIN,
+      'connectionsPerOrigin',
+    );
+    this.agent = new Agent({
+      connections,
+      pipelining: 1,
+      allowH2: false,
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+      connect: {
+        lookup: this.guard.createLookup(),
+        timeout: this.timeoutMs,
+        // Built once: a `ca` array would otherwise be parsed into a fresh context on every new connection.
+        ...(options.extraCaPem
+          ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) }
+          : {}),
+      },
+    });
+  }
+
+  /** Never rejects: every failure, including an unparseable URL, becomes an AttemptResult. */
+  send(request: WebhookRequest): Promise<AttemptResult> {
+    const startedAt = performance.now();
+    let target: Target;
+    try {
+      target = this.targetOf(request.url);
+    } catch (error) {
+      return Promise.resolve(blockedResult(error, startedAt));
+    }
+    const attempt = new DeliveryAttempt(startedAt, this.timeoutMs, this.maxResponseBytes);
+    try {
+      this.agent.dispatch(
+        { origin: target.origin, path: target.path, method: 'POST', headers: request.headers, body: request.body },
+        attempt,
+      );
+    } catch (error) {
+      attempt.fail(error);
+    }
+    return attempt.result;
+  }
+
+  /**
+   * The static checks (checkSyntax, literal host) depend only on the URL string and the guard's fixed allow-list, so
+   * their outcome for a URL is remembered; only accepted URLs are cached, and the cache is bounded.
+   */
+  private targetOf(rawUrl: string): Target {
+    let target = this.targets.get(rawUrl);
+    if (target === undefined) {
+      const url = this.guard.checkSyntax(rawUrl);
+      // Node never calls `lookup` for IP literals, so the connect-time check would not see them.
+      this.guard.assertLiteralHostAllowed(url.hostname);
+      target = { origin: url.origin, path: url.pathname + url.search };
+      if (this.targets.size >= TARGET_CACHE_SIZE) this.targets.clear();
+      this.targets.set(rawUrl, target);
+    }
+    return target;
+  }
+
+  /**
+   * Lets in-flight attempts finish (each is bounded by timeoutMs), then closes every pooled connection. Idempotent;
+   * later send() calls resolve as connect_error "sender is closed".
+   */
+  close(): Promise<void> {
+    this.closed ??= this.agent.close();
+    return this.closed;
+  }
+}
+
+function blockedResult(error: unknown, startedAt: number): AttemptResult {
+  const { outcome, error: reason } = blockedBeforeConnect(error);
+  const durationMs = Math.round(performance.now() - startedAt);
+  return { outcome, statusCode: null, durationMs, error: reason, responseExcerpt: null };
+}
+
+function positiveInteger(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new RangeError(`WebhookSender: ${name} must be a positive integer`);
+  return value;
+}

@@ -1,0 +1,23 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import type { EventType } from '../catalog/event-catalog';
+import { epochMs } from '../common/epoch-ms.transformer';
+
+/** One published event that has webhook deliveries; `body` holds the exact bytes every attempt sends. */
+@Entity({ name: 'webhook_events' })
+export class WebhookEvent {
+  /** Stable across retries and redeliveries: receivers deduplicate on it. */
+  @PrimaryColumn({ type: 'varchar', length: 36 })
+  id: string;
+
+  @Column({ name: 'user_id', type: 'integer' })
+  userId: number;
+
+  @Column({ type: 'varchar', length: 64 })
+  type: EventType;
+
+  @Column({ type: 'text' })
+  body: string;
+
+  @Column({ name: 'created_at', type: 'bigint', transformer: epochMs })
+  createdAt: number;
+}

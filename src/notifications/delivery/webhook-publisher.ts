@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { Clock } from '../clock/clock';
+import { InvalidFieldsException } from '../common/api-errors';
+import { flattenValidationErrors } from '../common/validation.pipe';
+import { PreferencesService, webhookKey } from '../preferences/preferences.service';
+import { DeliveryOutboxRepository } from './delivery-outbox.repository';
+import { DeliveryWorker } from './delivery-worker';
+import { PublishEventDto, type PublishResultDto } from './dto/publish-event.dto';
+
+/** An event to publish; see {@link PublishEventDto} for the rules. */
+export type PublishableEvent = Omit<PublishEventDto, 'createdAt'> & { createdAt?: string | Date };
+
+const MAX_BODY_BYTES = 60_000;
+
+/**
+ * Publishes funding-automation events to the users' webhooks. Each event whose user has WEBHOOK
+ * enabled for its type becomes one outbox delivery, committed before any request is made.
+ */
+@Injectable()
+export class WebhookPublisher {
+  constructor(
+    private readonly preferences: PreferencesService,
+    private readonly outbox: DeliveryOutboxRepository,
+    private readonly worker: DeliveryWorker,
+    private readonly clock: Clock,
+  ) {}
+
+  publish(event: PublishableEvent): Promise<PublishResultDto> {
+    return this.publishMany([event]);
+  }
+
+  /** Validates every event (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
+  async publishMany(events: readonly PublishableEvent[]): Promise<PublishResultDto> {
+    const now = this.clock.now();
+    const valid = events.map((event, index) => this.validated(event, index));
+    const enabled = await this.preferences.enabledWebhookKeys(valid);
+    const withIds = valid.map((event) => ({ id: randomUUID(), event }));
+    const queued = withIds
+      .filter(({ event }) => enabled.has(webhookKey(event.userId, event.type)))
+      .map(({ id, event }, index) => ({ id, userId: event.userId, type: event.type, body: serialize(event, now, index) }));
+    const claims = await this.outbox.enqueue(queued, this.worker.lease());
+    this.worker.dispatch(claims);
+    return { eventIds: withIds.map(({ id }) => id), queuedDeliveries: claims.length };
+  }
+
+  private validated(event: PublishableEvent, index: number): PublishEventDto {
+    const plain = event.createdAt instanceof Date ? { ...event, createdAt: event.createdAt.toISOString() } : event;
+    const dto = plainToInstance(PublishEventDto, plain);
+    const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true });
+    if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, `events[${index}]`));
+    return dto;
+  }
+}
+
+// The exact bytes every attempt of this event sends (spec 2.3); serialized once, here.
+function serialize(event: PublishEventDto, now: number, index: number): string {
+  const body = JSON.stringify({
+    type: event.type,
+    severity: event.severity,
+    title: event.title,
+    body: event.body,
+    createdAt: new Date(event.createdAt ?? now).toISOString(),
+    payload: event.payload ?? {},
+    userId: event.userId,
+  });
+  if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
+    throw InvalidFieldsException.of(`events[${index}].payload`, `makes the delivery body larger than ${MAX_BODY_BYTES} bytes`);
+  }
+  return body;
+}
