@@ -2,7 +2,10 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EventType } from '../../catalog/event-catalog';
+import type { AttemptOutcome } from '../http/webhook-sender';
 import { DeliveryStatus } from '../webhook-delivery.entity';
+
+const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'];
 
 export class ListDeliveriesQueryDto {
   @ApiPropertyOptional({ enum: EventType, enumName: 'EventType' })
@@ -80,7 +83,7 @@ export class AttemptDto {
   @ApiProperty()
   durationMs: number;
 
-  @ApiProperty({ enum: ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] })
+  @ApiProperty({ enum: ATTEMPT_OUTCOMES })
   outcome: string;
 
   @ApiProperty({ type: Number, nullable: true })
@@ -108,7 +111,7 @@ export class TestSendResultDto {
   @ApiProperty()
   success: boolean;
 
-  @ApiProperty({ enum: ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] })
+  @ApiProperty({ enum: ATTEMPT_OUTCOMES })
   outcome: string;
 
   @ApiProperty({ type: Number, nullable: true })
