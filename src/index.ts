@@ -29,3 +29,9 @@ export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
 export { DeliveryScheduler } from './notifications/scheduler/delivery-scheduler';
 export { Clock, SystemClock } from './notifications/clock/clock';
 export type { DeliveryTuning } from './notifications/notifications-options.interface';
+export {
+  DeliveryEvents,
+  type AttemptRecorded,
+  type DeliveryCancelled,
+  type SchedulerTickFinished,
+} from './notifications/delivery/delivery-events';

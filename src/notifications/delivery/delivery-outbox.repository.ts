@@ -131,13 +131,14 @@ export class DeliveryOutboxRepository {
   }
 
   /** Ends a delivery without a request (the user disabled the webhook meanwhile). */
-  async cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<void> {
-    await this.dataSource
+  async cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
+    const result = await this.dataSource
       .createQueryBuilder()
       .update(WebhookDelivery)
       .set({ status: DeliveryStatus.CANCELLED, nextAttemptAt: null, lockedBy: null, lockedUntil: null, lastError: reason, updatedAt: now })
       .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
       .execute();
+    return Boolean(result.affected);
   }
 
   /** The user's deliveries, newest first, after the `beforeId` cursor. */

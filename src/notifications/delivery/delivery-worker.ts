@@ -4,6 +4,7 @@ import { Clock } from '../clock/clock';
 import { Limiter } from '../common/limiter';
 import { PreferencesService } from '../preferences/preferences.service';
 import { type ClaimedDelivery, DeliveryOutboxRepository, type Lease } from './delivery-outbox.repository';
+import { DeliveryEvents } from './delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
 import { nextAttemptAt } from './retry-policy';
@@ -22,6 +23,7 @@ export class DeliveryWorker implements OnApplicationShutdown {
     private readonly preferences: PreferencesService,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
+    private readonly events: DeliveryEvents,
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
   ) {
     this.limiter = new Limiter(settings.concurrency);
@@ -71,7 +73,8 @@ export class DeliveryWorker implements OnApplicationShutdown {
   private async attempt(claim: ClaimedDelivery): Promise<void> {
     const target = await this.preferences.webhookTarget(claim.userId, claim.type);
     if (!target) {
-      await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
+      const cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
+      if (cancelled) this.events.deliveryCancelled.next({ deliveryId: claim.id, userId: claim.userId, type: claim.type });
       return;
     }
     const startedAt = this.clock.now();
@@ -81,6 +84,12 @@ export class DeliveryWorker implements OnApplicationShutdown {
     const next = result.outcome === 'success' ? null : nextAttemptAt(attempt, this.clock.now());
     const status = result.outcome === 'success' ? DeliveryStatus.DELIVERED : next === null ? DeliveryStatus.FAILED : DeliveryStatus.PENDING;
     const recorded = await this.outbox.recordAttempt(claim, { startedAt, result, status, nextAttemptAt: next });
-    if (!recorded) this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
+    if (!recorded) {
+      this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
+      return;
+    }
+    const { id: deliveryId, eventId, userId, type } = claim;
+    const { outcome, durationMs, statusCode } = result;
+    this.events.attemptRecorded.next({ deliveryId, eventId, userId, type, attemptNumber: attempt, outcome, durationMs, statusCode, status });
   }
 }

@@ -8,6 +8,7 @@ import { PreferencesModule } from '../preferences/preferences.module';
 import { UrlGuardModule } from '../url-guard/url-guard.module';
 import { WebhookUrlGuard } from '../url-guard/url-guard';
 import { DeliveriesController } from './deliveries.controller';
+import { DeliveryEvents } from './delivery-events';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryOutboxRepository } from './delivery-outbox.repository';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
@@ -32,12 +33,13 @@ import { WebhookPublisher } from './webhook-publisher';
       useFactory: (guard: WebhookUrlGuard, options: NotificationsModuleOptions, settings: DeliverySettings) =>
         new WebhookSender({ guard, extraCaPem: options.extraCaPem, timeoutMs: settings.timeoutMs }),
     },
+    DeliveryEvents,
     DeliveryOutboxRepository,
     DeliveryWorker,
     DeliveryLogService,
     WebhookPublisher,
     InternalTokenGuard,
   ],
-  exports: [WebhookPublisher, DeliveryWorker],
+  exports: [WebhookPublisher, DeliveryWorker, DeliveryEvents, Clock],
 })
 export class DeliveryModule {}

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
+import { Clock } from '../clock/clock';
+import { DeliveryEvents } from '../delivery/delivery-events';
 import { DeliveryWorker } from '../delivery/delivery-worker';
 
 /** Every minute (spec 6.3), claims due retries in batches and attempts them; one run at a time per instance. */
@@ -7,7 +9,11 @@ import { DeliveryWorker } from '../delivery/delivery-worker';
 export class DeliveryScheduler {
   private running: Promise<number> | null = null;
 
-  constructor(private readonly worker: DeliveryWorker) {}
+  constructor(
+    private readonly worker: DeliveryWorker,
+    private readonly events: DeliveryEvents,
+    private readonly clock: Clock,
+  ) {}
 
   @Cron(CronExpression.EVERY_MINUTE, { name: 'webhook-delivery-retries' })
   async onMinute(): Promise<void> {
@@ -23,11 +29,14 @@ export class DeliveryScheduler {
   }
 
   private async drain(): Promise<number> {
-    let total = 0;
+    const startedAt = this.clock.now();
+    let claimed = 0;
     for (;;) {
-      const claimed = await this.worker.attemptDueBatch();
-      total += claimed;
-      if (claimed < this.worker.batchSize) return total;
+      const batch = await this.worker.attemptDueBatch();
+      claimed += batch;
+      if (batch < this.worker.batchSize) break;
     }
+    this.events.schedulerTickFinished.next({ durationMs: this.clock.now() - startedAt, claimed });
+    return claimed;
   }
 }
