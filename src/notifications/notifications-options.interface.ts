@@ -44,6 +44,23 @@ export interface NotificationsModuleOptions {
   readonly clock?: Clock;
   /** Tuning of the delivery workers. */
   readonly delivery?: DeliveryTuning;
+  /**
+   * Disables WEBHOOK for a user's event type, with a reason the settings show, once this many of its
+   * deliveries in a row ended FAILED (a DELIVERED one resets the count). 0 or unset: never (default).
+   */
+  readonly autoDisableAfterFailures?: number;
+  /** How long finished deliveries are kept; a daily job deletes older ones. */
+  readonly retention?: RetentionOptions;
+}
+
+/** Ages are counted from a delivery's last update (its final attempt or cancellation). */
+export interface RetentionOptions {
+  /** DELIVERED and CANCELLED deliveries, with their attempts, are deleted after this many days (default 30). */
+  readonly deliveredDays?: number;
+  /** FAILED deliveries, with their attempts, are deleted after this many days (default 90). */
+  readonly failedDays?: number;
+  /** Rows deleted per statement (default 1000). */
+  readonly batchSize?: number;
 }
 
 /** Delivery tuning; the defaults suit one instance sending to many receivers. */
@@ -56,4 +73,6 @@ export interface DeliveryTuning {
   readonly leaseMs?: number;
   /** Deadline of one attempt: connect, TLS, headers and body (default 5 s, spec 6.3). */
   readonly timeoutMs?: number;
+  /** On shutdown, how long started attempts may take to finish before the instance stops anyway (default 10 s). */
+  readonly shutdownGraceMs?: number;
 }

@@ -96,38 +96,62 @@ export class DeliveryOutboxRepository {
     return claimed === 0 ? [] : this.claimedBy(lease.token);
   }
 
-  /** Stores the attempt and the delivery's next state, if the lease is still ours. */
-  async recordAttempt(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
-    const { result } = record;
+  /**
+   * Stores attempts and their deliveries' next states in one transaction. An attempt whose lease
+   * was lost meanwhile (another instance took the delivery over) is not stored: false at its index.
+   */
+  async recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
     return this.dataSource.transaction(async (manager) => {
-      const updated = await manager
-        .createQueryBuilder()
-        .update(WebhookDelivery)
-        .set({
-          status: record.status,
-          attemptCount: claim.attemptCount + 1,
-          nextAttemptAt: record.nextAttemptAt,
-          lastStatusCode: result.statusCode,
-          lastError: truncate(result.error, 512),
-          lockedBy: null,
-          lockedUntil: null,
-          updatedAt: record.startedAt + result.durationMs,
-        })
-        .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
-        .execute();
-      if (!updated.affected) return false;
-      await manager.insert(WebhookDeliveryAttempt, {
-        deliveryId: claim.id,
-        attemptNumber: claim.attemptCount + 1,
-        startedAt: record.startedAt,
-        durationMs: result.durationMs,
-        outcome: result.outcome,
-        statusCode: result.statusCode,
-        error: truncate(result.error, 512),
-        responseExcerpt: result.responseExcerpt,
-      });
-      return true;
+      const stored: boolean[] = [];
+      for (const { claim, record } of attempts) {
+        const { result } = record;
+        const updated = await manager
+          .createQueryBuilder()
+          .update(WebhookDelivery)
+          .set({
+            status: record.status,
+            attemptCount: claim.attemptCount + 1,
+            nextAttemptAt: record.nextAttemptAt,
+            lastStatusCode: result.statusCode,
+            lastError: truncate(result.error, 512),
+            lockedBy: null,
+            lockedUntil: null,
+            updatedAt: record.startedAt + result.durationMs,
+          })
+          .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
+          .execute();
+        stored.push(Boolean(updated.affected));
+      }
+      const rows = attempts
+        .filter((_, index) => stored[index])
+        .map(({ claim, record: { startedAt, result } }) => ({
+          deliveryId: claim.id,
+          attemptNumber: claim.attemptCount + 1,
+          startedAt,
+          durationMs: result.durationMs,
+          outcome: result.outcome,
+          statusCode: result.statusCode,
+          error: truncate(result.error, 512),
+          responseExcerpt: result.responseExcerpt,
+        }));
+      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await manager.insert(WebhookDeliveryAttempt, rows.slice(i, i + INSERT_CHUNK));
+      return stored;
     });
+  }
+
+  /** Gives up leases this worker will not use (shutdown), so any instance can take the deliveries at once. */
+  async release(claims: readonly ClaimedDelivery[]): Promise<void> {
+    for (const token of new Set(claims.map((claim) => claim.lockToken))) {
+      const ids = claims.filter((claim) => claim.lockToken === token).map((claim) => claim.id);
+      for (let i = 0; i < ids.length; i += INSERT_CHUNK) {
+        await this.dataSource
+          .createQueryBuilder()
+          .update(WebhookDelivery)
+          .set({ lockedBy: null, lockedUntil: null })
+          .where('id IN (:...ids) AND locked_by = :token', { ids: ids.slice(i, i + INSERT_CHUNK), token })
+          .execute();
+      }
+    }
   }
 
   /** Ends a delivery without a request (the user disabled the webhook meanwhile). */

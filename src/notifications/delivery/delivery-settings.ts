@@ -7,6 +7,7 @@ export interface DeliverySettings {
   readonly batchSize: number;
   readonly leaseMs: number;
   readonly timeoutMs: number;
+  readonly shutdownGraceMs: number;
   readonly userAgent: string;
 }
 
@@ -19,6 +20,7 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     batchSize: tuning.batchSize ?? 200,
     leaseMs: tuning.leaseMs ?? 60_000,
     timeoutMs: tuning.timeoutMs ?? 5_000,
+    shutdownGraceMs: tuning.shutdownGraceMs ?? 10_000,
     userAgent: `Service/${SERVICE_VERSION} (+${options.serviceSite ?? 'https://funding.example.com'})`,
   };
 }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Clock } from '../clock/clock';
+import { GroupCommit } from '../common/group-commit';
 import { Limiter } from '../common/limiter';
-import { PreferencesService } from '../preferences/preferences.service';
-import { type ClaimedDelivery, DeliveryOutboxRepository, type Lease } from './delivery-outbox.repository';
+import { PreferencesService, type WebhookTarget, webhookKey } from '../preferences/preferences.service';
+import { type AttemptRecord, type ClaimedDelivery, DeliveryOutboxRepository, type Lease } from './delivery-outbox.repository';
 import { DeliveryEvents } from './delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
@@ -11,12 +13,21 @@ import { nextAttemptAt } from './retry-policy';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { buildWebhookRequest } from './webhook-request';
 
-/** Makes attempts for leased deliveries, with bounded concurrency, and records what happened. */
+type Targets = ReadonlyMap<string, WebhookTarget>;
+
+/**
+ * Makes attempts for leased deliveries, with bounded concurrency, and records them with group
+ * commits. On shutdown it stops starting attempts, lets started ones finish (each is bounded by the
+ * attempt deadline) and releases the leases it will not use.
+ */
 @Injectable()
-export class DeliveryWorker implements OnApplicationShutdown {
+export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly limiter: Limiter;
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly unstarted: ClaimedDelivery[] = [];
+  private stopping = false;
 
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
@@ -27,69 +38,100 @@ export class DeliveryWorker implements OnApplicationShutdown {
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
   ) {
     this.limiter = new Limiter(settings.concurrency);
+    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), settings.batchSize);
   }
 
-  /** A new lease starting now. */
+  /** A new lease starting now. While shutting down, new deliveries are left free for other instances. */
   lease(): Lease {
     const now = this.clock.now();
-    return { token: randomUUID(), now, until: now + this.settings.leaseMs };
+    return { token: randomUUID(), now, until: this.stopping ? now : now + this.settings.leaseMs };
   }
 
   /** Attempts the deliveries in the background (after their outbox rows are committed). */
-  dispatch(claims: readonly ClaimedDelivery[]): void {
-    for (const claim of claims) {
-      const task = this.limiter.run(() => this.attempt(claim)).catch((error: unknown) => this.logger.error(`Delivery ${claim.id} failed unexpectedly`, (error as Error).stack));
-      this.inFlight.add(task);
-      void task.finally(() => this.inFlight.delete(task));
-    }
+  dispatch(claims: readonly ClaimedDelivery[], targets?: Targets): void {
+    void this.track(this.attemptAll(claims, targets));
   }
 
-  /** Attempts the deliveries and resolves when all are recorded. */
-  async attemptAll(claims: readonly ClaimedDelivery[]): Promise<void> {
-    await Promise.all(claims.map((claim) => this.limiter.run(() => this.attempt(claim))));
+  /** Attempts the deliveries and resolves when all are recorded; `targets` saves the lookup when the caller has them. */
+  async attemptAll(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<void> {
+    if (claims.length === 0) return;
+    const current = targets ?? (await this.preferences.webhookTargets(claims));
+    await Promise.all(claims.map((claim) => this.limiter.run(() => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type))))));
   }
 
-  /** Claims one batch of due deliveries and attempts them; returns how many were claimed. */
-  async attemptDueBatch(): Promise<number> {
-    const claims = await this.outbox.claimDue(this.settings.batchSize, this.lease());
-    await this.attemptAll(claims);
-    return claims.length;
+  /** Claims one batch of due deliveries and attempts them; returns how many were claimed (none once stopping). */
+  attemptDueBatch(): Promise<number> {
+    if (this.stopping) return Promise.resolve(0);
+    return this.track(
+      (async () => {
+        const claims = await this.outbox.claimDue(this.settings.batchSize, this.lease());
+        await this.attemptAll(claims);
+        return claims.length;
+      })(),
+    );
   }
 
   get batchSize(): number {
     return this.settings.batchSize;
   }
 
-  /** Resolves when every background attempt has been recorded. */
+  /** Resolves when every started attempt has been recorded. */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    await this.records.idle();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);
+    if (!finished) this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
+    const unused = this.unstarted.splice(0);
+    await this.outbox.release(unused);
+    if (unused.length > 0) this.logger.log(`Shutdown: released ${unused.length} deliveries for other instances`);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.idle();
     await this.sender.close();
   }
 
-  private async attempt(claim: ClaimedDelivery): Promise<void> {
-    const target = await this.preferences.webhookTarget(claim.userId, claim.type);
-    if (!target) {
-      const cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
-      if (cancelled) this.events.deliveryCancelled.next({ deliveryId: claim.id, userId: claim.userId, type: claim.type });
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.catch((error: unknown) => this.logger.error('Delivery batch failed', (error as Error).stack)).finally(() => this.inFlight.delete(work));
+    return work;
+  }
+
+  private async attempt(claim: ClaimedDelivery, target: WebhookTarget | undefined): Promise<void> {
+    if (this.stopping) {
+      this.unstarted.push(claim);
       return;
     }
+    try {
+      if (target) await this.send(claim, target);
+      else await this.cancel(claim);
+    } catch (error) {
+      this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
+    }
+  }
+
+  private async send(claim: ClaimedDelivery, target: WebhookTarget): Promise<void> {
     const startedAt = this.clock.now();
-    const attempt = claim.attemptCount + 1;
-    const request = buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt, userAgent: this.settings.userAgent, nowMs: startedAt });
+    const attemptNumber = claim.attemptCount + 1;
+    const request = buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt: attemptNumber, userAgent: this.settings.userAgent, nowMs: startedAt });
     const result = await this.sender.send(request);
-    const next = result.outcome === 'success' ? null : nextAttemptAt(attempt, this.clock.now());
+    const next = result.outcome === 'success' ? null : nextAttemptAt(attemptNumber, this.clock.now());
     const status = result.outcome === 'success' ? DeliveryStatus.DELIVERED : next === null ? DeliveryStatus.FAILED : DeliveryStatus.PENDING;
-    const recorded = await this.outbox.recordAttempt(claim, { startedAt, result, status, nextAttemptAt: next });
+    const recorded = await this.records.submit({ claim, record: { startedAt, result, status, nextAttemptAt: next } });
     if (!recorded) {
       this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
       return;
     }
     const { id: deliveryId, eventId, userId, type } = claim;
     const { outcome, durationMs, statusCode } = result;
-    this.events.attemptRecorded.next({ deliveryId, eventId, userId, type, attemptNumber: attempt, outcome, durationMs, statusCode, status });
+    this.events.attemptRecorded.next({ deliveryId, eventId, userId, type, attemptNumber, outcome, durationMs, statusCode, status });
+  }
+
+  private async cancel(claim: ClaimedDelivery): Promise<void> {
+    const cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
+    if (cancelled) this.events.deliveryCancelled.next({ deliveryId: claim.id, userId: claim.userId, type: claim.type });
   }
 }

@@ -36,13 +36,13 @@ export class WebhookPublisher {
   async publishMany(events: readonly PublishableEvent[]): Promise<PublishResultDto> {
     const now = this.clock.now();
     const valid = events.map((event, index) => this.validated(event, index));
-    const enabled = await this.preferences.enabledWebhookKeys(valid);
+    const targets = await this.preferences.webhookTargets(valid);
     const withIds = valid.map((event) => ({ id: randomUUID(), event }));
     const queued = withIds
-      .filter(({ event }) => enabled.has(webhookKey(event.userId, event.type)))
+      .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
       .map(({ id, event }, index) => ({ id, userId: event.userId, type: event.type, body: serialize(event, now, index) }));
     const claims = await this.outbox.enqueue(queued, this.worker.lease());
-    this.worker.dispatch(claims);
+    this.worker.dispatch(claims, targets);
     return { eventIds: withIds.map(({ id }) => id), queuedDeliveries: claims.length };
   }
 

@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database-errors';
+import { findInChunks } from '../common/find-in-chunks';
 import { NotificationPreference } from './notification-preference.entity';
 
 export interface PreferenceKey {
@@ -31,10 +32,12 @@ export class NotificationPreferenceRepository {
 
   /** Enabled WEBHOOK preferences of these users for these types (callers filter the exact pairs). */
   enabledWebhooks(userIds: readonly number[], types: readonly EventType[]): Promise<NotificationPreference[]> {
-    return this.preferences.find({
-      select: { id: true, userId: true, type: true },
-      where: { userId: In([...userIds]), type: In([...types]), channel: NotificationChannel.WEBHOOK, enabled: true },
-    });
+    return findInChunks(userIds, (chunk) =>
+      this.preferences.find({
+        select: { id: true, userId: true, type: true, webhookUrl: true },
+        where: { userId: In(chunk), type: In([...types]), channel: NotificationChannel.WEBHOOK, enabled: true },
+      }),
+    );
   }
 
   /** Creates or updates the preference; a concurrent first write of the same key turns into an update. */

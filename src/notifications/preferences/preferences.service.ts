@@ -73,20 +73,20 @@ export class PreferencesService {
     );
   }
 
-  /** `userId/type` keys of the pairs that have WEBHOOK enabled. */
-  async enabledWebhookKeys(pairs: readonly { userId: number; type: EventType }[]): Promise<Set<string>> {
-    if (pairs.length === 0) return new Set();
+  /**
+   * Where and how to deliver now, for many (user, type) pairs at once: the enabled webhooks' current
+   * URL and signing secret, keyed by {@link webhookKey}. Pairs with WEBHOOK off are absent.
+   */
+  async webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
+    if (pairs.length === 0) return new Map();
+    const wanted = new Set(pairs.map((p) => webhookKey(p.userId, p.type)));
     const userIds = [...new Set(pairs.map((p) => p.userId))];
     const types = [...new Set(pairs.map((p) => p.type))];
-    const enabled = await this.preferences.enabledWebhooks(userIds, types);
-    return new Set(enabled.map((p) => webhookKey(p.userId, p.type)));
-  }
-
-  /** Where and how to deliver now: the enabled webhook's current URL and signing secret, or null when disabled. */
-  async webhookTarget(userId: number, type: EventType): Promise<WebhookTarget | null> {
-    const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
-    if (!preference?.enabled || !preference.webhookUrl) return null;
-    return { url: preference.webhookUrl, secret: await this.secrets.secretForSigning(preference.id) };
+    const enabled = (await this.preferences.enabledWebhooks(userIds, types)).filter(
+      (p) => p.webhookUrl && wanted.has(webhookKey(p.userId, p.type)),
+    );
+    const secrets = await this.secrets.secretsForSigning(enabled.map((p) => p.id));
+    return new Map(enabled.map((p) => [webhookKey(p.userId, p.type), { url: p.webhookUrl!, secret: secrets.get(p.id) ?? null }]));
   }
 
   /** The configured webhook URL and secret, enabled or not (for test sends). */

@@ -30,7 +30,12 @@ export class SecretsService {
 
   /** The clear secret, for signing a delivery only. */
   async secretForSigning(preferenceId: number): Promise<string | null> {
-    const record = await this.secrets.findByPreferenceId(preferenceId);
-    return record ? this.cipher.open(record, associatedData(preferenceId)) : null;
+    return (await this.secretsForSigning([preferenceId])).get(preferenceId) ?? null;
+  }
+
+  /** The clear secrets of these preferences (those that have one), for signing deliveries only. */
+  async secretsForSigning(preferenceIds: readonly number[]): Promise<Map<number, string>> {
+    const records = await this.secrets.findByPreferenceIds(preferenceIds);
+    return new Map(records.map((record) => [record.preferenceId, this.cipher.open(record, associatedData(record.preferenceId))]));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors';
+import { findInChunks } from '../common/find-in-chunks';
 import type { SealedSecret } from './secret-cipher';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 
@@ -11,6 +12,10 @@ export class WebhookSigningSecretRepository {
 
   findByPreferenceId(preferenceId: number): Promise<WebhookSigningSecret | null> {
     return this.secrets.findOneBy({ preferenceId });
+  }
+
+  findByPreferenceIds(preferenceIds: readonly number[]): Promise<WebhookSigningSecret[]> {
+    return findInChunks(preferenceIds, (chunk) => this.secrets.findBy({ preferenceId: In(chunk) }));
   }
 
   async preferenceIdsWithSecret(preferenceIds: readonly number[]): Promise<Set<number>> {

@@ -1,0 +1,42 @@
+import { GroupCommit } from './group-commit';
+
+describe('GroupCommit', () => {
+  it('commits items submitted together in one group, and later ones in the next', async () => {
+    const groups: number[][] = [];
+    let release!: () => void;
+    const firstCommitHeld = new Promise<void>((resolve) => (release = resolve));
+    const commits = new GroupCommit<number, string>(async (items) => {
+      groups.push(items);
+      if (groups.length === 1) await firstCommitHeld;
+      return items.map((item) => `ok ${item}`);
+    }, 100);
+
+    const first = [commits.submit(1), commits.submit(2)];
+    await Promise.resolve();
+    await Promise.resolve();
+    const waiting = [commits.submit(3), commits.submit(4), commits.submit(5)];
+    release();
+
+    expect(await Promise.all([...first, ...waiting])).toEqual(['ok 1', 'ok 2', 'ok 3', 'ok 4', 'ok 5']);
+    expect(groups).toEqual([[1, 2], [3, 4, 5]]);
+  });
+
+  it('splits groups at the maximum size', async () => {
+    const groups: number[][] = [];
+    const commits = new GroupCommit<number, number>(async (items) => (groups.push(items), items), 2);
+    await Promise.all([1, 2, 3, 4, 5].map((item) => commits.submit(item)));
+    expect(groups).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it('rejects every item of a failed group and goes on with the next', async () => {
+    let calls = 0;
+    const commits = new GroupCommit<number, number>(async (items) => {
+      calls++;
+      if (calls === 1) throw new Error('database gone');
+      return items;
+    }, 2);
+    const results = await Promise.allSettled([1, 2, 3].map((item) => commits.submit(item)));
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
+    await commits.idle();
+  });
+});
