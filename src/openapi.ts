@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';
 import { SERVICE_VERSION } from './version';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -9,10 +10,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'Per event type, users opt in to receive funding-automation events as signed HTTPS POSTs. ' +
         'Errors share one shape (ErrorResponseDto): `message` summarises, `errors[].field` names each bad input field.',
     )
+    .setOpenAPIVersion('3.1.0')
     .setVersion(SERVICE_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 JWT; `sub` is the numeric user id.' })
     .build();
-  return SwaggerModule.createDocument(app, config);
+  return SwaggerModule.createDocument(app, { ...config, webhooks: webhookDocumentation() }, { extraModels: [WebhookEventBodyDto] });
 }
 
 /** JSON with every object's keys sorted, so the committed document diffs cleanly. */

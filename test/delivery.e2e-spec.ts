@@ -5,12 +5,13 @@ import { SERVICE_VERSION } from '../src/version';
 import { FakeClock } from './support/fake-clock';
 import { startTestApp, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+import { RECEIVER_HOSTNAME, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
 const EVENTS = '/api/v1/internal/notifications/events';
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const MINUTE = 60_000;
+const ATTEMPT_TIMEOUT_MS = 1_500;
 
 describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
   let receiver: WebhookReceiver;
@@ -22,7 +23,13 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
     clock = new FakeClock();
-    t = await startTestApp(kind, { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, clock, internalApiToken: INTERNAL_TOKEN });
+    t = await startTestApp(kind, {
+      allowedCidrs: ['127.0.0.0/8'],
+      extraCaPem: receiver.caPem,
+      clock,
+      internalApiToken: INTERNAL_TOKEN,
+      delivery: { timeoutMs: ATTEMPT_TIMEOUT_MS },
+    });
   });
   afterAll(async () => {
     await t.close();
@@ -88,6 +95,51 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     await settled();
     const log = await deliveries();
     expect(log.data).toEqual([expect.objectContaining({ status: 'DELIVERED', attemptCount: 1, lastStatusCode: 204, eventId: published.body.eventIds[0] })]);
+  });
+
+  it('sends exactly the request the OpenAPI document describes under webhooks', async () => {
+    await enable();
+    await publish(event()).expect(202);
+    const [request] = await receiver.waitForRequests(1);
+
+    const document = (await t.http().get('/api/docs-json').expect(200)).body;
+    const operation = document.webhooks.fundingEvent.post;
+    const bodySchema = document.components.schemas[operation.requestBody.content['application/json'].schema.$ref.split('/').pop()];
+    expect(Object.keys(JSON.parse(request.rawBody.toString())).sort()).toEqual(Object.keys(bodySchema.properties).sort());
+    expect(bodySchema.required.sort()).toEqual(Object.keys(bodySchema.properties).sort());
+    for (const header of operation.parameters) {
+      const value = request.headers[header.name.toLowerCase()] as string;
+      expect(value, header.name).toBeDefined();
+      if (header.schema.enum) expect(header.schema.enum).toContain(value);
+      if (header.schema.pattern) expect(value).toMatch(new RegExp(header.schema.pattern));
+      if (header.schema.type === 'integer') expect(value).toMatch(/^[0-9]+$/);
+    }
+  });
+
+  it.each([
+    ['answers 302', { redirectTo: 'https://127.0.0.1:1/elsewhere' }, { outcome: 'http_error', statusCode: 302, error: 'redirect (302) not followed' }],
+    ['never answers', 'hang', { outcome: 'timeout', statusCode: null }],
+    ['resets the connection', 'reset', { outcome: 'connect_error', error: expect.stringMatching(/^connection (reset|closed) by the receiver$/) }],
+  ] as const)('retries a receiver that %s, then delivers when it recovers', async (_, behaviour, failedAttempt) => {
+    await enable();
+    receiver.respondWith(behaviour as Parameters<WebhookReceiver['respondWith']>[0]);
+    const published = await publish(event()).expect(202);
+    await receiver.waitForRequests(1);
+    await settled();
+    const [pending] = (await deliveries()).data;
+    expect(pending).toMatchObject({ status: 'PENDING', attemptCount: 1, nextAttemptAt: new Date(clock.now() + MINUTE).toISOString() });
+
+    receiver.respondWith({ status: 200 });
+    clock.advance(MINUTE);
+    await tick();
+
+    const [retry] = receiver.requests.slice(1);
+    expect(retry.headers).toMatchObject({ 'x-service-event-id': published.body.eventIds[0], 'x-service-attempt': '2' });
+    const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${pending.id}`).set('Authorization', t.bearer(userId)).expect(200);
+    expect(detail.body).toMatchObject({ status: 'DELIVERED', attemptCount: 2, lastStatusCode: 200 });
+    expect(detail.body.attempts[0]).toMatchObject(failedAttempt);
+    expect(detail.body.attempts[0].durationMs).toBeLessThan(ATTEMPT_TIMEOUT_MS + 1_000);
+    expect(detail.body.attempts[1]).toMatchObject({ outcome: 'success', statusCode: 200 });
   });
 
   it('queues nothing for types without an enabled webhook', async () => {
@@ -191,5 +243,44 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       const response = await publish({ events: Array.from({ length: 1001 }, () => event()) }).expect(400);
       expect(response.body.errors[0]).toEqual({ field: 'events', message: 'must contain at most 1000 events' });
     });
+  });
+});
+
+describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind) => {
+  let receiver: WebhookReceiver;
+  let t: TestApp;
+  const answers: string[][] = [];
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    // Public when the URL is saved, loopback (not allow-listed here) when the delivery connects.
+    t = await startTestApp(kind, { extraCaPem: receiver.caPem, internalApiToken: INTERNAL_TOKEN, resolver: async () => answers.shift() ?? ['127.0.0.1'] });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('fails an attempt whose host rebinds to a blocked address, without a packet reaching it', async () => {
+    answers.push(['93.184.216.34']);
+    await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(1))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook` })
+      .expect(200);
+    await t
+      .http()
+      .post(EVENTS)
+      .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
+      .send({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD' })
+      .expect(202);
+    await t.app.get(DeliveryWorker).idle();
+
+    const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1, lastStatusCode: null });
+    const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
+    expect(detail.body.attempts[0]).toMatchObject({ outcome: 'blocked', error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)' });
+    expect(receiver.connections).toBe(0);
   });
 });
