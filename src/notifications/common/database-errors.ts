@@ -8,3 +8,12 @@ export function isUniqueViolation(error: unknown): boolean {
   const code = (error.driverError as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' && UNIQUE_VIOLATION_CODES.has(code);
 }
+
+const TRANSIENT_LOCK_CODES = new Set(['ER_LOCK_DEADLOCK', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY']);
+
+/** True when the database rolled the transaction back to break a deadlock or a lock wait; retrying it is safe. */
+export function isTransientLockError(error: unknown): boolean {
+  if (!(error instanceof QueryFailedError)) return false;
+  const code = (error.driverError as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' && TRANSIENT_LOCK_CODES.has(code);
+}

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
+import { isTransientLockError } from '../common/database-errors';
 import type { AttemptResult } from './http/webhook-sender';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
@@ -47,6 +48,7 @@ export interface DeliveryPage {
 }
 
 const INSERT_CHUNK = 500;
+const DEADLOCK_RETRIES = 5;
 
 /**
  * The outbox: events, their deliveries and attempts. The only place that knows the claim SQL:
@@ -78,7 +80,7 @@ export class DeliveryOutboxRepository {
 
   /** Leases up to `limit` due deliveries whose lease is free or expired. */
   async claimDue(limit: number, lease: Lease): Promise<ClaimedDelivery[]> {
-    const claimed = await this.dataSource.transaction(async (manager) => {
+    const claimed = await this.queueTransaction(async (manager) => {
       const candidates = this.due(manager, lease.now).select('d.id', 'id').orderBy('d.nextAttemptAt', 'ASC').limit(limit);
       if (this.dataSource.options.type === 'mysql') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const ids = (await candidates.getRawMany<{ id: number }>()).map((row) => Number(row.id));
@@ -101,9 +103,12 @@ export class DeliveryOutboxRepository {
    * was lost meanwhile (another instance took the delivery over) is not stored: false at its index.
    */
   async recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    return this.dataSource.transaction(async (manager) => {
-      const stored: boolean[] = [];
-      for (const { claim, record } of attempts) {
+    return this.queueTransaction(async (manager) => {
+      const stored: boolean[] = attempts.map(() => false);
+      // Rows are updated in id order, as every transaction on the queue does, so two never wait on each other in a cycle.
+      const inIdOrder = attempts.map((_, index) => index).sort((a, b) => attempts[a].claim.id - attempts[b].claim.id);
+      for (const index of inIdOrder) {
+        const { claim, record } = attempts[index];
         const { result } = record;
         const updated = await manager
           .createQueryBuilder()
@@ -120,7 +125,7 @@ export class DeliveryOutboxRepository {
           })
           .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
           .execute();
-        stored.push(Boolean(updated.affected));
+        stored[index] = Boolean(updated.affected);
       }
       const rows = attempts
         .filter((_, index) => stored[index])
@@ -189,6 +194,22 @@ export class DeliveryOutboxRepository {
 
   findEvent(id: string): Promise<WebhookEvent | null> {
     return this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
+  }
+
+  /**
+   * A short transaction on the queue. On MySQL/MariaDB it runs at READ COMMITTED, so claims and
+   * records lock only the rows they touch (no gap locks between instances), and it is retried when
+   * the server breaks a deadlock.
+   */
+  private async queueTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (this.dataSource.options.type !== 'mysql') return this.dataSource.transaction(work);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.dataSource.transaction('READ COMMITTED', work);
+      } catch (error) {
+        if (attempt >= DEADLOCK_RETRIES || !isTransientLockError(error)) throw error;
+      }
+    }
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {

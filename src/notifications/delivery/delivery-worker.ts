@@ -54,25 +54,16 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
 
   /** Attempts the deliveries and resolves when all are recorded; `targets` saves the lookup when the caller has them. */
   async attemptAll(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<void> {
-    if (claims.length === 0) return;
-    const current = targets ?? (await this.preferences.webhookTargets(claims));
-    await Promise.all(claims.map((claim) => this.limiter.run(() => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type))))));
+    await Promise.all(await this.startAttempts(claims, targets));
   }
 
-  /** Claims one batch of due deliveries and attempts them; returns how many were claimed (none once stopping). */
-  attemptDueBatch(): Promise<number> {
-    if (this.stopping) return Promise.resolve(0);
-    return this.track(
-      (async () => {
-        const claims = await this.outbox.claimDue(this.settings.batchSize, this.lease());
-        await this.attemptAll(claims);
-        return claims.length;
-      })(),
-    );
-  }
-
-  get batchSize(): number {
-    return this.settings.batchSize;
+  /**
+   * Attempts every delivery due now and resolves with how many were claimed. Claims are topped up in
+   * batches while earlier ones are still being attempted, so one slow receiver never holds up a
+   * whole batch, and at most `batchSize` claims are held at a time, so leases never wait long unused.
+   */
+  drainDue(): Promise<number> {
+    return this.track(this.drain());
   }
 
   /** Resolves when every started attempt has been recorded. */
@@ -92,6 +83,33 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
 
   async onApplicationShutdown(): Promise<void> {
     await this.sender.close();
+  }
+
+  private async drain(): Promise<number> {
+    const { batchSize } = this.settings;
+    const held = new Set<Promise<void>>();
+    let claimed = 0;
+    for (;;) {
+      while (held.size > batchSize / 2) await Promise.race(held);
+      if (this.stopping) break;
+      const room = batchSize - held.size;
+      const claims = await this.outbox.claimDue(room, this.lease());
+      claimed += claims.length;
+      for (const attempt of await this.startAttempts(claims)) {
+        const done = attempt.finally(() => held.delete(done));
+        held.add(done);
+      }
+      if (claims.length < room) break;
+    }
+    await Promise.all(held);
+    return claimed;
+  }
+
+  /** Queues one attempt per claim behind the concurrency limit; each promise settles once that attempt is recorded. */
+  private async startAttempts(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<Promise<void>[]> {
+    if (claims.length === 0) return [];
+    const current = targets ?? (await this.preferences.webhookTargets(claims));
+    return claims.map((claim) => this.limiter.run(() => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type)))));
   }
 
   private track<T>(work: Promise<T>): Promise<T> {

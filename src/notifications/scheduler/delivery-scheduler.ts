@@ -30,12 +30,7 @@ export class DeliveryScheduler {
 
   private async drain(): Promise<number> {
     const startedAt = this.clock.now();
-    let claimed = 0;
-    for (;;) {
-      const batch = await this.worker.attemptDueBatch();
-      claimed += batch;
-      if (batch < this.worker.batchSize) break;
-    }
+    const claimed = await this.worker.drainDue();
     this.events.schedulerTickFinished.next({ durationMs: this.clock.now() - startedAt, claimed });
     return claimed;
   }
