@@ -1,4 +1,7 @@
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { generate } from 'selfsigned';
@@ -278,6 +281,20 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
       expect(result).toMatchObject({ outcome: 'tls_error', statusCode: null, error: 'TLS: self-signed certificate' });
       expect(receiver.requests).toHaveLength(0);
+    });
+
+    it('still trusts the CAs of NODE_EXTRA_CA_CERTS when extraCaPem adds another one', async () => {
+      const other = await anotherReceiver();
+      const dir = mkdtempSync(join(tmpdir(), 'extra-ca-'));
+      writeFileSync(join(dir, 'ca.pem'), receiver.caPem);
+      vi.stubEnv('NODE_EXTRA_CA_CERTS', join(dir, 'ca.pem'));
+      try {
+        const result = await post(sender({ extraCaPem: other.caPem }), receiver.url());
+        expect(result).toMatchObject({ outcome: 'success', statusCode: 204 });
+      } finally {
+        vi.unstubAllEnvs();
+        rmSync(dir, { recursive: true });
+      }
     });
 
     it('refuses a certificate that does not name the host as tls_error', async () => {

@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
@@ -21,7 +22,7 @@ interface Target {
 
 export interface WebhookSenderOptions {
   guard: WebhookUrlGuard;
-  /** PEM of extra trusted CA(s), added to Node's bundled roots (tls.rootCertificates), not replacing them. */
+  /** PEM of extra trusted CA(s), added to Node's bundled roots and NODE_EXTRA_CA_CERTS, not replacing them. */
   extraCaPem?: string;
   /** Overall deadline per attempt: connect + TLS + headers + body. Default 5000. */
   timeoutMs?: number;
@@ -64,7 +65,7 @@ export class WebhookSender {
         timeout: this.timeoutMs,
         // Built once: a `ca` array would otherwise be parsed into a fresh context on every new connection.
         ...(options.extraCaPem
-          ? { secureContext: createSecureContext({ ca: [...rootCertificates, options.extraCaPem] }) }
+          ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...nodeExtraCaCerts(), options.extraCaPem] }) }
           : {}),
       },
     });
@@ -128,4 +129,10 @@ function positiveInteger(value: number | undefined, fallback: number, name: stri
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value <= 0) throw new RangeError(`WebhookSender: ${name} must be a positive integer`);
   return value;
+}
+
+// A custom `ca` replaces Node's default store, which includes NODE_EXTRA_CA_CERTS: keep honouring it.
+function nodeExtraCaCerts(): string[] {
+  const file = process.env.NODE_EXTRA_CA_CERTS;
+  return file && existsSync(file) ? [readFileSync(file, 'utf8')] : [];
 }
