@@ -1,19 +1,29 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DestinationStream } from 'pino';
+import { LogLevel } from './config/app-config';
 import type { AppConfig } from './config/load-app-config';
 import { databaseOptions } from './database/database-options';
+import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
+import { MetricsEndpointModule } from './metrics-endpoint/metrics-endpoint.module';
+import { serviceMetricsRegistry } from './metrics-endpoint/service-metrics-registry';
 import { NotificationsModule } from './notifications/notifications.module';
 import type { NotificationsModuleOptions } from './notifications/notifications-options.interface';
 
 /** The standalone service: owns the database connection and uses NotificationsModule as any host app would. */
 @Module({})
 export class AppModule {
-  /** `moduleOverrides` lets tests inject a resolver or an allow-list; the service itself passes none. */
-  static forConfig(config: AppConfig, moduleOverrides: Partial<NotificationsModuleOptions> = {}): DynamicModule {
+  /**
+   * `moduleOverrides` lets tests inject a resolver or an allow-list, `logDestination` capture the logs
+   * (default stdout); the service itself passes neither.
+   */
+  static forConfig(config: AppConfig, moduleOverrides: Partial<NotificationsModuleOptions> = {}, logDestination?: DestinationStream): DynamicModule {
     return {
       module: AppModule,
       imports: [
+        LoggingModule.forRoot(config.logLevel ?? LogLevel.info, logDestination),
         TypeOrmModule.forRoot(databaseOptions(config.database)),
         ScheduleModule.forRoot(),
         NotificationsModule.forRootAsync({
@@ -24,9 +34,16 @@ export class AppModule {
             internalApiToken: config.internalApiToken,
             allowedCidrs: config.webhookAllowedCidrs,
             extraCaPem: config.webhookExtraCaPem,
+            rateLimits: config.rateLimits,
+            retention: config.retention,
+            autoDisableAfterFailures: config.webhookAutoDisableAfter,
+            delivery: config.delivery,
+            metricsRegistry: serviceMetricsRegistry(),
             ...moduleOverrides,
           }),
         }),
+        HealthModule.forRoot(config.shutdownReadinessDelayMs ?? 0),
+        MetricsEndpointModule.forToken(config.metricsToken),
       ],
     };
   }

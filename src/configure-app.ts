@@ -1,12 +1,16 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
 import { ApiExceptionFilter } from './notifications/common/api-exception.filter';
+import { corsOptionsFor } from './notifications/common/cors-options';
 import { buildOpenApiDocument } from './openapi';
 
 export const JSON_BODY_LIMIT = '1mb';
 
 /** Process-wide HTTP set-up of the standalone service, shared by main.ts and the e2e tests. */
-export function configureApp(app: NestExpressApplication): NestExpressApplication {
+export function configureApp(app: NestExpressApplication, http: { readonly corsOrigins?: readonly string[] } = {}): NestExpressApplication {
+  if (http.corsOrigins?.length) app.enableCors(corsOptionsFor(http.corsOrigins));
+  app.useLogger(app.get(Logger));
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.useGlobalFilters(new ApiExceptionFilter());
   app.disable('x-powered-by');

@@ -29,9 +29,17 @@ export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
 export { DeliveryScheduler } from './notifications/scheduler/delivery-scheduler';
 export { Clock, SystemClock } from './notifications/clock/clock';
 export type { DeliveryTuning } from './notifications/notifications-options.interface';
+export type { RetentionOptions } from './notifications/notifications-options.interface';
+export { RetentionService, type RetentionReport } from './notifications/retention/retention.service';
+export { SecretsReencryption, UnconfiguredKeysError, type ReencryptionReport } from './notifications/secrets/secrets-reencryption';
+export type { RateLimit, RateLimitOptions } from './notifications/rate-limit/rate-limit-options';
+export { corsOptionsFor } from './notifications/common/cors-options';
+export { ApiExceptionFilter } from './notifications/common/api-exception.filter';
+export { ErrorResponseDto, FieldErrorDto } from './notifications/common/error-response.dto';
 export {
   DeliveryEvents,
   type AttemptRecorded,
   type DeliveryCancelled,
   type SchedulerTickFinished,
 } from './notifications/delivery/delivery-events';
+export { NotificationsMetrics } from './notifications/metrics/notifications-metrics';

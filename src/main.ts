@@ -18,11 +18,12 @@ function configOrExit(): AppConfig {
 
 async function bootstrap(): Promise<void> {
   const config = configOrExit();
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { bodyParser: false });
-  configureApp(app);
+  // Nest's start-up logs wait for the JSON logger that configureApp installs.
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { bodyParser: false, bufferLogs: true });
+  configureApp(app, config);
   await app.listen(config.port);
   new Logger('Bootstrap').log(
-    `Listening on http://localhost:${config.port} (${config.database.type}); API docs at /api/docs`,
+    `Listening on http://localhost:${config.port} (${config.database.type}); API docs at /api/docs, probes at /health/live and /health/ready, metrics at /metrics`,
   );
 }
 

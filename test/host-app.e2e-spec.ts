@@ -14,7 +14,16 @@ import {
   NotificationChannel,
   NotificationsModule,
   PreferencesService,
-} from '../src';
+  Severity,
+  WebhookPublisher,
+} from '@funding/notification-webhooks';
+import {
+  attachNotificationsTestKit,
+  type NotificationsTestKit,
+  notificationsTestOptions,
+  startTestReceiver,
+  TestClock,
+} from '@funding/notification-webhooks/testing';
 import { databaseOptions } from '../src/database/database-options';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
@@ -31,12 +40,27 @@ class HostSettings {
 @Module({ providers: [HostSettings], exports: [HostSettings] })
 class HostSettingsModule {}
 
+/** A host feature that publishes; it injects WebhookPublisher without importing NotificationsModule again. */
+@Injectable()
+class LoanDesk {
+  constructor(private readonly webhooks: WebhookPublisher) {}
+  loanExecuted(userId: number, amount: number) {
+    return this.webhooks.publish({ userId, type: EventType.LOAN_EXECUTED, severity: Severity.INFO, title: 'Loan executed', body: `${amount} USD`, payload: { amount } });
+  }
+}
+
+@Module({ providers: [LoanDesk] })
+class LoanDeskModule {}
+
 describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $name', (kind) => {
   let database: TestDatabase;
   let app: INestApplication;
+  let kit: NotificationsTestKit;
 
   beforeAll(async () => {
     database = await kind.create();
+    const receiver = await startTestReceiver();
+    const clock = new TestClock();
     const hostDataSource = { ...databaseOptions(database.config), entities: [], autoLoadEntities: true };
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -48,17 +72,20 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
           useFactory: (settings: HostSettings) => ({
             resolveUserId: (req: Request) => settings.userIdFrom(req),
             encryptionKeys: [{ id: 'host', key: settings.encryptionKey }],
-            resolver: async () => [],
+            ...notificationsTestOptions({ receiver, clock }),
           }),
         }),
+        LoanDeskModule,
       ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
+    kit = attachNotificationsTestKit(app, { receiver, clock });
   });
 
   afterAll(async () => {
     await app.close();
+    await kit.receiver.close();
     await database.drop();
   });
 
@@ -81,6 +108,14 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
     expect(effective).toContainEqual(
       expect.objectContaining({ type: EventType.KILL_SWITCH_ACTIVATED, channel: NotificationChannel.WEBHOOK, enabled: true }),
     );
+  });
+
+  it("delivers what the host's own service publishes, signed with the user's secret", async () => {
+    const secret = await kit.enableWebhook(43, EventType.LOAN_EXECUTED);
+    await app.get(LoanDesk).loanExecuted(43, 1000);
+    const [hook] = await kit.waitForDelivery({ userId: 43 });
+    expect(hook.isSignedWith(secret)).toBe(true);
+    expect(hook.json()).toMatchObject({ type: 'LOAN_EXECUTED', userId: 43, payload: { amount: 1000 } });
   });
 
   it("puts every module entity on the host's DataSource through autoLoadEntities", () => {

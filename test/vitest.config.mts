@@ -1,11 +1,21 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const fromRoot = (path: string) => fileURLToPath(new URL(`../${path}`, import.meta.url));
+
 export default defineConfig({
+  // Tests and examples import the library by its package name, as its users do.
+  resolve: {
+    alias: [
+      { find: /^@funding\/notification-webhooks$/, replacement: fromRoot('src/index.ts') },
+      { find: /^@funding\/notification-webhooks\/testing$/, replacement: fromRoot('src/testing/index.ts') },
+      { find: /^@funding\/notification-webhooks\/openapi-types$/, replacement: fromRoot('src/openapi-types.ts') },
+    ],
+  },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
     // Multi-instance suites need a shared server database: they run when TEST_MYSQL_URL is set (always in CI).
-    include: ['src/**/*.spec.ts', 'test/**/*.e2e-spec.ts', ...(process.env.TEST_MYSQL_URL ? ['test/**/*.mysql-e2e-spec.ts'] : [])],
+    include: ['src/**/*.spec.ts', 'test/**/*.e2e-spec.ts', ...(process.env.TEST_MYSQL_URL ? ['test/**/*.mysql-e2e-spec.ts', 'examples/*/test/**/*.mysql-e2e-spec.ts'] : [])],
     globalSetup: ['test/support/global-setup.ts'],
     globals: true,
     testTimeout: 30_000,

@@ -12,6 +12,16 @@ export enum DbType {
   mysql = 'mysql',
 }
 
+export enum LogLevel {
+  fatal = 'fatal',
+  error = 'error',
+  warn = 'warn',
+  info = 'info',
+  debug = 'debug',
+  trace = 'trace',
+  silent = 'silent',
+}
+
 /** The environment variables of the standalone service; `.env.example` documents each one. */
 export class EnvironmentVariables {
   @IsEnum(NodeEnv)
@@ -57,6 +67,81 @@ export class EnvironmentVariables {
 
   @IsUrl({ protocols: ['https', 'http'], require_tld: false }, { message: 'SERVICE_SITE must be an http(s) URL' })
   SERVICE_SITE = 'https://funding.example.com';
+
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'RATE_LIMIT_SETTINGS_PER_MINUTE must be a whole number of at least 1' })
+  @Min(1, { message: 'RATE_LIMIT_SETTINGS_PER_MINUTE must be a whole number of at least 1' })
+  RATE_LIMIT_SETTINGS_PER_MINUTE = 120;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'RATE_LIMIT_TEST_SEND_PER_MINUTE must be a whole number of at least 1' })
+  @Min(1, { message: 'RATE_LIMIT_TEST_SEND_PER_MINUTE must be a whole number of at least 1' })
+  RATE_LIMIT_TEST_SEND_PER_MINUTE = 5;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'RATE_LIMIT_REDELIVER_PER_MINUTE must be a whole number of at least 1' })
+  @Min(1, { message: 'RATE_LIMIT_REDELIVER_PER_MINUTE must be a whole number of at least 1' })
+  RATE_LIMIT_REDELIVER_PER_MINUTE = 10;
+
+  @IsEnum(LogLevel, { message: `LOG_LEVEL must be one of ${Object.values(LogLevel).join(', ')}` })
+  LOG_LEVEL: LogLevel = LogLevel.info;
+
+  @IsOptional()
+  @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters' })
+  METRICS_TOKEN?: string;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
+  @Min(0, { message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
+  @Max(60_000, { message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
+  SHUTDOWN_READINESS_DELAY_MS = 0;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'RETENTION_DELIVERED_DAYS must be a whole number of days' })
+  @Min(1, { message: 'RETENTION_DELIVERED_DAYS must be at least 1' })
+  RETENTION_DELIVERED_DAYS = 30;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'RETENTION_FAILED_DAYS must be a whole number of days' })
+  @Min(1, { message: 'RETENTION_FAILED_DAYS must be at least 1' })
+  RETENTION_FAILED_DAYS = 90;
+
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'WEBHOOK_AUTO_DISABLE_AFTER must be a whole number (0 = never)' })
+  @Min(0, { message: 'WEBHOOK_AUTO_DISABLE_AFTER must be 0 (never) or more' })
+  WEBHOOK_AUTO_DISABLE_AFTER = 0;
+
+  @IsOptional()
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
+  @Min(1, { message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
+  @Max(1024, { message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
+  DELIVERY_CONCURRENCY?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
+  @Min(1, { message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
+  @Max(10_000, { message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
+  DELIVERY_BATCH_SIZE?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
+  @Min(1000, { message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
+  @Max(3_600_000, { message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
+  DELIVERY_LEASE_MS?: number;
+
+  @IsOptional()
+  @Transform(({ value }) => Number(value))
+  @IsInt({ message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Min(100, { message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Max(60_000, { message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
+  DELIVERY_TIMEOUT_MS?: number;
 }
 
 /** Parses and validates the environment; throws one error naming every bad variable. */
@@ -66,6 +151,11 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   const errors = validateSync(variables, { skipMissingProperties: false });
   const problems = errors.flatMap((error) => Object.values(error.constraints ?? {}));
   if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
+  // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
+  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? 5000;
+  if (variables.DELIVERY_LEASE_MS !== undefined && variables.DELIVERY_LEASE_MS <= timeoutMs) {
+    problems.push(`DELIVERY_LEASE_MS must be greater than DELIVERY_TIMEOUT_MS (${timeoutMs})`);
+  }
   if (variables.NODE_ENV === NodeEnv.production) {
     if (!variables.JWT_SECRET) problems.push('JWT_SECRET is required when NODE_ENV=production');
     if (!variables.SECRETS_ENCRYPTION_KEY) problems.push('SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production');

@@ -28,6 +28,10 @@ describe('loadAppConfig', () => {
     [{ JWT_SECRET: 'short' }, 'JWT_SECRET'],
     [{ SECRETS_ENCRYPTION_KEY: 'not-a-key' }, 'SECRETS_ENCRYPTION_KEY'],
     [{ SERVICE_SITE: 'not a url' }, 'SERVICE_SITE'],
+    [{ DELIVERY_CONCURRENCY: '0' }, 'DELIVERY_CONCURRENCY'],
+    [{ DELIVERY_BATCH_SIZE: 'many' }, 'DELIVERY_BATCH_SIZE'],
+    [{ DELIVERY_TIMEOUT_MS: '50' }, 'DELIVERY_TIMEOUT_MS'],
+    [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS must be greater than DELIVERY_TIMEOUT_MS (5000)'],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
   ])('refuses %j naming %s', (env, variable) => {
@@ -46,6 +50,12 @@ describe('loadAppConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications' });
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('reads the delivery tuning, leaving what is unset to the module defaults', () => {
+    const dir = dataDir();
+    const env = { DB_PATH: join(dir, 'db.sqlite'), DELIVERY_CONCURRENCY: '128', DELIVERY_LEASE_MS: '10000', DELIVERY_TIMEOUT_MS: '2000' };
+    expect(loadAppConfig(env).delivery).toEqual({ concurrency: 128, batchSize: undefined, leaseMs: 10_000, timeoutMs: 2000 });
   });
 
   it('names a key that does not decode to 32 bytes', () => {

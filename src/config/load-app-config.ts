@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { EncryptionKey } from '../notifications/notifications-options.interface';
-import { DbType, type EnvironmentVariables, NodeEnv, validateEnvironment } from './app-config';
+import type { DeliveryTuning, EncryptionKey } from '../notifications/notifications-options.interface';
+import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-options';
+import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './app-config';
+import { parseCorsOrigins } from './cors-origins';
 
 export type DatabaseConfig = { readonly type: DbType.sqlite; readonly path: string } | { readonly type: DbType.mysql; readonly url: string };
 
@@ -18,6 +20,22 @@ export interface AppConfig {
   readonly internalApiToken?: string;
   readonly webhookAllowedCidrs: readonly string[];
   readonly webhookExtraCaPem?: string;
+  /** Browser origins allowed by CORS; empty or absent: CORS off. */
+  readonly corsOrigins?: readonly string[];
+  /** Per-user limits of the settings API (module defaults when absent). */
+  readonly rateLimits?: RateLimitOptions;
+  /** Level of the JSON logs (default info). */
+  readonly logLevel?: LogLevel;
+  /** Bearer token GET /metrics requires; open when absent. */
+  readonly metricsToken?: string;
+  /** After a shutdown signal, how long the service keeps working with /health/ready at 503 before it drains (default 0). */
+  readonly shutdownReadinessDelayMs?: number;
+  /** Days DELIVERED/CANCELLED and FAILED deliveries are kept (module defaults when absent). */
+  readonly retention?: { readonly deliveredDays: number; readonly failedDays: number };
+  /** Consecutive FAILED deliveries that disable a webhook; 0 = never. */
+  readonly webhookAutoDisableAfter?: number;
+  /** Delivery tuning from DELIVERY_* (module defaults for what is absent). */
+  readonly delivery?: DeliveryTuning;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -40,6 +58,23 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     internalApiToken: variables.INTERNAL_API_TOKEN,
     webhookAllowedCidrs: (variables.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
     webhookExtraCaPem: variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined,
+    corsOrigins: parseCorsOrigins(variables.CORS_ORIGINS),
+    rateLimits: {
+      settings: { limit: variables.RATE_LIMIT_SETTINGS_PER_MINUTE, ttlMs: 60_000 },
+      testSend: { limit: variables.RATE_LIMIT_TEST_SEND_PER_MINUTE, ttlMs: 60_000 },
+      redeliver: { limit: variables.RATE_LIMIT_REDELIVER_PER_MINUTE, ttlMs: 60_000 },
+    },
+    logLevel: variables.LOG_LEVEL,
+    metricsToken: variables.METRICS_TOKEN,
+    shutdownReadinessDelayMs: variables.SHUTDOWN_READINESS_DELAY_MS,
+    retention: { deliveredDays: variables.RETENTION_DELIVERED_DAYS, failedDays: variables.RETENTION_FAILED_DAYS },
+    webhookAutoDisableAfter: variables.WEBHOOK_AUTO_DISABLE_AFTER,
+    delivery: {
+      concurrency: variables.DELIVERY_CONCURRENCY,
+      batchSize: variables.DELIVERY_BATCH_SIZE,
+      leaseMs: variables.DELIVERY_LEASE_MS,
+      timeoutMs: variables.DELIVERY_TIMEOUT_MS,
+    },
   };
 }
 

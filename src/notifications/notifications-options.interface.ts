@@ -1,5 +1,7 @@
 import type { Request } from 'express';
+import type { Registry } from 'prom-client';
 import type { Clock } from './clock/clock';
+import type { RateLimitOptions } from './rate-limit/rate-limit-options';
 import type { HostResolver } from './url-guard/url-guard';
 
 /** Resolves the authenticated user of a settings request; `undefined` answers 401. */
@@ -44,6 +46,18 @@ export interface NotificationsModuleOptions {
   readonly clock?: Clock;
   /** Tuning of the delivery workers. */
   readonly delivery?: DeliveryTuning;
+  /**
+   * Per-user request limits on the module's settings endpoints (429 with `Retry-After` beyond them);
+   * `false` turns them off. Defaults: 120/min for the whole settings API, 5/min for the test send,
+   * 10/min for redeliver. Counted in this instance's memory unless `storage` is given.
+   */
+  readonly rateLimits?: RateLimitOptions | false;
+  /**
+   * prom-client registry the `webhook_*` metrics register on; pass your app's (e.g. prom-client's global
+   * `register`) to serve them from your own /metrics. Default: a registry of this module's own,
+   * reachable as `NotificationsMetrics.registry`.
+   */
+  readonly metricsRegistry?: Registry;
   /**
    * Disables WEBHOOK for a user's event type, with a reason the settings show, once this many of its
    * deliveries in a row ended FAILED (a DELIVERED one resets the count). 0 or unset: never (default).

@@ -6,7 +6,11 @@ import {
   NOTIFICATIONS_OPTIONS_TYPE,
 } from './notifications.module-definition';
 import { DeliveryModule } from './delivery/delivery.module';
+import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
+import { NotificationsStartupCheck } from './notifications-startup-check';
+import { WebhookAutoDisableModule } from './preferences/auto-disable/webhook-auto-disable.module';
 import { PreferencesModule } from './preferences/preferences.module';
+import { RetentionModule } from './retention/retention.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 
 /**
@@ -15,8 +19,9 @@ import { SchedulerModule } from './scheduler/scheduler.module';
  * {@link NOTIFICATIONS_MIGRATIONS}.
  */
 @Module({
-  imports: [PreferencesModule, DeliveryModule, SchedulerModule],
-  exports: [PreferencesModule, DeliveryModule, SchedulerModule],
+  imports: [PreferencesModule, DeliveryModule, SchedulerModule, NotificationsMetricsModule, WebhookAutoDisableModule, RetentionModule],
+  providers: [NotificationsStartupCheck],
+  exports: [PreferencesModule, DeliveryModule, SchedulerModule, NotificationsMetricsModule, WebhookAutoDisableModule, RetentionModule],
 })
 export class NotificationsModule extends ConfigurableNotificationsModule {
   static forRoot(options: typeof NOTIFICATIONS_OPTIONS_TYPE): DynamicModule {

@@ -3,6 +3,7 @@ import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.enti
 import { WebhookEvent } from './delivery/webhook-event.entity';
 import { CreatePreferencesAndSecrets1763800000000 } from './migrations/1763800000000-create-preferences-and-secrets';
 import { CreateWebhookDeliveries1763900000000 } from './migrations/1763900000000-create-webhook-deliveries';
+import { AddAutoDisableAndRetentionIndexes1764000000000 } from './migrations/1764000000000-add-auto-disable-and-retention-indexes';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
@@ -10,4 +11,8 @@ import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 export const NOTIFICATIONS_ENTITIES = [NotificationPreference, WebhookSigningSecret, WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
-export const NOTIFICATIONS_MIGRATIONS = [CreatePreferencesAndSecrets1763800000000, CreateWebhookDeliveries1763900000000];
+export const NOTIFICATIONS_MIGRATIONS = [
+  CreatePreferencesAndSecrets1763800000000,
+  CreateWebhookDeliveries1763900000000,
+  AddAutoDisableAndRetentionIndexes1764000000000,
+];

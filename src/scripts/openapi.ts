@@ -7,6 +7,7 @@ import { DbType } from '../config/app-config';
 import type { AppConfig } from '../config/load-app-config';
 import { NodeEnv } from '../config/app-config';
 import { buildOpenApiDocument, stableJson } from '../openapi';
+import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from './openapi-types';
 
 // Any valid config will do: the document depends on the code only.
 const config: AppConfig = {
@@ -21,10 +22,12 @@ const config: AppConfig = {
 
 async function main(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { logger: false });
-  const file = join(__dirname, '..', '..', 'openapi.json');
-  writeFileSync(file, stableJson(buildOpenApiDocument(app)));
+  const root = join(__dirname, '..', '..');
+  const document = stableJson(buildOpenApiDocument(app));
   await app.close();
-  console.log(`Wrote ${file}`);
+  writeFileSync(join(root, 'openapi.json'), document);
+  writeFileSync(join(root, OPENAPI_TYPES_FILE), await generateOpenApiTypes(JSON.parse(document)));
+  console.log(`Wrote openapi.json and ${OPENAPI_TYPES_FILE}`);
 }
 
 void main();

@@ -4,9 +4,10 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type TestAgent from 'supertest/lib/agent';
+import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { NodeEnv } from '../../src/config/app-config';
+import { LogLevel, NodeEnv } from '../../src/config/app-config';
 import type { AppConfig } from '../../src/config/load-app-config';
 import { configureApp } from '../../src/configure-app';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
@@ -34,20 +35,41 @@ export function testAppConfig(database: TestDatabase['config']): AppConfig {
     encryptionKeys: [{ id: 'test', key: randomBytes(32) }],
     serviceSite: 'https://funding.example.com',
     webhookAllowedCidrs: [],
+    logLevel: LogLevel.silent,
   };
 }
 
+/** What a test may change of the standalone service itself, beside the module options. */
+export interface TestServiceOptions {
+  /** Merged over {@link testAppConfig} (e.g. `metricsToken`, `logLevel`). */
+  readonly config?: Partial<AppConfig>;
+  /**
+   * Receives the JSON logs. nestjs-pino keeps one root logger per process, made by the first app:
+   * capture logs in a test file whose first app is the one given the destination.
+   */
+  readonly logDestination?: DestinationStream;
+}
+
 /** Boots the standalone AppModule, with its real HTTP set-up, on a fresh database of the given kind. */
-export async function startTestApp(kind: TestDatabaseKind, overrides: Partial<NotificationsModuleOptions> = {}): Promise<TestApp> {
-  return startTestAppOn(await kind.create(), overrides);
+export async function startTestApp(
+  kind: TestDatabaseKind,
+  overrides: Partial<NotificationsModuleOptions> = {},
+  service: TestServiceOptions = {},
+): Promise<TestApp> {
+  return startTestAppOn(await kind.create(), overrides, service);
 }
 
 /** Boots an app on an existing database; several apps on one database act as several instances. */
-export async function startTestAppOn(database: TestDatabase, overrides: Partial<NotificationsModuleOptions> = {}): Promise<TestApp> {
+export async function startTestAppOn(
+  database: TestDatabase,
+  overrides: Partial<NotificationsModuleOptions> = {},
+  service: TestServiceOptions = {},
+): Promise<TestApp> {
+  const config = { ...testAppConfig(database.config), ...service.config };
   const moduleRef = await Test.createTestingModule({
-    imports: [AppModule.forConfig(testAppConfig(database.config), { resolver: async () => [], ...overrides })],
+    imports: [AppModule.forConfig(config, { resolver: async () => [], ...overrides }, service.logDestination)],
   }).compile();
-  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false }));
+  const app = configureApp(moduleRef.createNestApplication<NestExpressApplication>({ bodyParser: false, logger: false }), config);
   await app.init();
   return {
     app,

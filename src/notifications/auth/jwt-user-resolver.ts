@@ -1,14 +1,13 @@
 import { JwtService } from '@nestjs/jwt';
 import type { Request } from 'express';
 import type { UserIdResolver } from '../notifications-options.interface';
+import { parseUserId } from './user-id';
 
-const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/;
+// The scheme is case-insensitive (RFC 9110); the token is a compact JWS.
+const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 
-/** A positive integer in the JS safe range, given as a number or as a string of digits. */
-export function parseUserId(value: unknown): number | undefined {
-  const id = typeof value === 'string' && /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : value;
-  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
-}
+/** Kept here too for `npm run token`. */
+export { parseUserId };
 
 /** Verifies `Authorization: Bearer <JWT>` signed HS256 with `secret`; the user id is the numeric `sub`. */
 export function jwtUserResolver(secret: string): UserIdResolver {

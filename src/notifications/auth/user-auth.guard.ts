@@ -1,7 +1,7 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { Request } from 'express';
 import type { UserIdResolver } from '../notifications-options.interface';
-import { parseUserId } from './jwt-user-resolver';
+import { authenticatedUserId } from './authenticate-request';
 
 export const USER_ID_RESOLVER = Symbol('USER_ID_RESOLVER');
 export const AUTHENTICATED_USER_ID = Symbol('AUTHENTICATED_USER_ID');
@@ -15,7 +15,7 @@ export class UserAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const userId = parseUserId(await this.resolveUserId(request));
+    const userId = await authenticatedUserId(request, this.resolveUserId);
     if (userId === undefined) throw new UnauthorizedException('A valid bearer token is required');
     request[AUTHENTICATED_USER_ID] = userId;
     return true;

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { type FieldError, InvalidFieldsException } from './api-errors';
 
 /** One FieldError per failed constraint, with dotted paths (`events[2].type` style for arrays). */
@@ -15,9 +15,16 @@ function withoutFieldName(message: string, property: string): string {
   return message.startsWith(`${property} `) ? message.slice(property.length + 1) : message;
 }
 
+// Path parameters stay strings for their own pipe (PositiveIntPipe): Number('1e3') or Number(' 7') must not pass as ids.
+class StrictValidationPipe extends ValidationPipe {
+  protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
+    return metadata.type === 'param' ? value : super.transformPrimitive(value, metadata);
+  }
+}
+
 /** Strict DTO validation: unknown fields are refused, and every error names its field. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,

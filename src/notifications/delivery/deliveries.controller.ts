@@ -1,18 +1,23 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, ParseIntPipe, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { UserAuthGuard } from '../auth/user-auth.guard';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ErrorResponseDto } from '../common/error-response.dto';
+import { JsonBodyGuard } from '../common/json-body.guard';
+import { PositiveIntPipe } from '../common/positive-int.pipe';
 import { createValidationPipe } from '../common/validation.pipe';
+import { RateLimit } from '../rate-limit/rate-limit.decorator';
+import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendDto, TestSendResultDto } from './dto/delivery.dto';
 
 @ApiTags('Webhook deliveries')
 @ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorResponseDto })
+@ApiErrorResponses(401, 429, 500)
 @Controller('api/v1/settings/notifications')
-@UseGuards(UserAuthGuard)
+@UseGuards(UserRateLimitGuard, UserAuthGuard, JsonBodyGuard)
 @UsePipes(createValidationPipe())
 @UseFilters(ApiExceptionFilter)
 export class DeliveriesController {
@@ -30,7 +35,8 @@ export class DeliveriesController {
   @ApiOperation({ summary: 'One delivery with every attempt' })
   @ApiOkResponse({ type: DeliveryDetailDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such delivery for this user.' })
-  detail(@CurrentUserId() userId: number, @Param('id', ParseIntPipe) id: number): Promise<DeliveryDetailDto> {
+  @ApiErrorResponses(400)
+  detail(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDetailDto> {
     return this.deliveries.detail(userId, id);
   }
 
@@ -39,7 +45,9 @@ export class DeliveriesController {
   @ApiOperation({ summary: 'Queue the same event again (same event id, new cycle of up to 6 attempts)' })
   @ApiAcceptedResponse({ type: DeliveryDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto })
-  redeliver(@CurrentUserId() userId: number, @Param('id', ParseIntPipe) id: number): Promise<DeliveryDto> {
+  @ApiErrorResponses(400, 413, 415)
+  @RateLimit('redeliver')
+  redeliver(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDto> {
     return this.deliveries.redeliver(userId, id);
   }
 
@@ -48,6 +56,8 @@ export class DeliveriesController {
   @ApiOperation({ summary: "Send one signed test event to the type's configured URL now (not stored, not retried)" })
   @ApiOkResponse({ type: TestSendResultDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
+  @ApiErrorResponses(413, 415)
+  @RateLimit('testSend')
   sendTest(@CurrentUserId() userId: number, @Body() body: TestSendDto): Promise<TestSendResultDto> {
     return this.deliveries.sendTest(userId, body.type);
   }

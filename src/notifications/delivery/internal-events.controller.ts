@@ -1,7 +1,9 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiBody, ApiExtraModels, ApiOperation, ApiTags, ApiUnauthorizedResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ErrorResponseDto } from '../common/error-response.dto';
+import { JsonBodyGuard } from '../common/json-body.guard';
 import { createValidationPipe } from '../common/validation.pipe';
 import { PublishEventDto, PublishEventsDto, PublishResultDto } from './dto/publish-event.dto';
 import { InternalTokenGuard } from './internal-token.guard';
@@ -13,7 +15,7 @@ const validation = createValidationPipe();
 @ApiBearerAuth('internal')
 @ApiExtraModels(PublishEventDto, PublishEventsDto)
 @Controller('api/v1/internal/notifications/events')
-@UseGuards(InternalTokenGuard)
+@UseGuards(InternalTokenGuard, JsonBodyGuard)
 @UseFilters(ApiExceptionFilter)
 export class InternalEventsController {
   constructor(private readonly publisher: WebhookPublisher) {}
@@ -28,6 +30,7 @@ export class InternalEventsController {
   @ApiAcceptedResponse({ type: PublishResultDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
   @ApiUnauthorizedResponse({ type: ErrorResponseDto })
+  @ApiErrorResponses(404, 413, 415, 500)
   async publish(@Body() body: unknown): Promise<PublishResultDto> {
     const batch = typeof body === 'object' && body !== null && 'events' in body;
     const metatype = batch ? PublishEventsDto : PublishEventDto;

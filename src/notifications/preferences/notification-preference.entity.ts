@@ -23,6 +23,14 @@ export class NotificationPreference {
   @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
   webhookUrl: string | null;
 
+  /** Deliveries in a row that ended FAILED since the last DELIVERED (counted only while auto-disable is on). */
+  @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
+  consecutiveFailures: number;
+
+  /** Why the service disabled this webhook by itself; cleared when the user enables it again. */
+  @Column({ name: 'disabled_reason', type: 'varchar', length: 255, nullable: true })
+  disabledReason: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'datetime' })
   createdAt: Date;
 

@@ -55,9 +55,53 @@ export class NotificationPreferenceRepository {
     }
   }
 
+  /** Counts one more failed delivery of an enabled preference; the new count, or null when it is not enabled. */
+  async countFailure(key: PreferenceKey): Promise<number | null> {
+    await this.preferences
+      .createQueryBuilder()
+      .update()
+      .set({ consecutiveFailures: () => 'consecutive_failures + 1', updatedAt: keepUpdatedAt })
+      .where('user_id = :userId AND type = :type AND channel = :channel AND enabled = :enabled', { ...key, enabled: true })
+      .execute();
+    const row = await this.preferences.findOne({ select: { id: true, enabled: true, consecutiveFailures: true }, where: { ...key } });
+    return row?.enabled ? row.consecutiveFailures : null;
+  }
+
+  /** Forgets the failures in a row (a delivery succeeded); writes only when there were some. */
+  async resetFailures(key: PreferenceKey): Promise<void> {
+    await this.preferences
+      .createQueryBuilder()
+      .update()
+      .set({ consecutiveFailures: 0, updatedAt: keepUpdatedAt })
+      .where('user_id = :userId AND type = :type AND channel = :channel AND consecutive_failures > 0', { ...key })
+      .execute();
+  }
+
+  /** Disables the preference with a reason if it is still enabled and still has `failures` in a row; true when it did. */
+  async disableAfterFailures(key: PreferenceKey, failures: number, reason: string): Promise<boolean> {
+    const result = await this.preferences
+      .createQueryBuilder()
+      .update()
+      .set({ enabled: false, disabledReason: reason })
+      .where('user_id = :userId AND type = :type AND channel = :channel AND enabled = :enabled AND consecutive_failures >= :failures', {
+        ...key,
+        enabled: true,
+        failures,
+      })
+      .execute();
+    return Boolean(result.affected);
+  }
+
   private update(preference: NotificationPreference, change: PreferenceChange): Promise<NotificationPreference> {
     preference.enabled = change.enabled;
     if (change.webhookUrl !== undefined) preference.webhookUrl = change.webhookUrl;
+    if (change.enabled) {
+      preference.disabledReason = null;
+      preference.consecutiveFailures = 0;
+    }
     return this.preferences.save(preference);
   }
 }
+
+// Failure bookkeeping is not a change the user made: `updatedAt` keeps its value.
+const keepUpdatedAt = () => 'updated_at';

@@ -1,26 +1,30 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Put, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
+  ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
-  ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { UserAuthGuard } from '../auth/user-auth.guard';
+import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ErrorResponseDto } from '../common/error-response.dto';
+import { JsonBodyGuard } from '../common/json-body.guard';
 import { createValidationPipe } from '../common/validation.pipe';
-import { EffectivePreferenceDto, PreferenceDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
+import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
+import { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
+import { RotateSecretDto } from './dto/rotate-secret.dto';
 import { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import { PreferencesService } from './preferences.service';
 
 @ApiTags('Notification settings')
 @ApiBearerAuth()
-@ApiUnauthorizedResponse({ type: ErrorResponseDto, description: 'Missing, invalid or expired bearer token.' })
+@ApiErrorResponses(401, 429, 500)
 @Controller('api/v1/settings/notifications')
-@UseGuards(UserAuthGuard)
+@UseGuards(UserRateLimitGuard, UserAuthGuard, JsonBodyGuard)
 @UsePipes(createValidationPipe())
 @UseFilters(ApiExceptionFilter)
 export class PreferencesController {
@@ -36,6 +40,7 @@ export class PreferencesController {
   })
   @ApiOkResponse({ type: UpsertPreferenceResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Invalid field; `errors` names it.' })
+  @ApiErrorResponses(413, 415)
   upsert(@CurrentUserId() userId: number, @Body() body: UpsertPreferenceDto): Promise<UpsertPreferenceResponseDto> {
     return this.preferences.upsert(userId, body);
   }
@@ -52,5 +57,22 @@ export class PreferencesController {
   @ApiOkResponse({ type: [EffectivePreferenceDto] })
   effective(@CurrentUserId() userId: number): Promise<EffectivePreferenceDto[]> {
     return this.preferences.effective(userId);
+  }
+
+  @Post('webhook/rotate-secret')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    summary: "Replace the signing secret of one event type's webhook",
+    description:
+      'Generates a new signing secret for the type\'s configured webhook (enabled or not) and returns it once in `webhookSecret`. ' +
+      'The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. ' +
+      'A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.',
+  })
+  @ApiOkResponse({ type: RotatedSecretResponseDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Unknown event type; `errors` names the field.' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No webhook is configured for this event type.' })
+  @ApiErrorResponses(413, 415)
+  rotateSecret(@CurrentUserId() userId: number, @Body() body: RotateSecretDto): Promise<RotatedSecretResponseDto> {
+    return this.preferences.rotateSecret(userId, body.type);
   }
 }

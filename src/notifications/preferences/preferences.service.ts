@@ -1,9 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api-errors';
 import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
-import type { EffectivePreferenceDto, PreferenceDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
+import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
 import { PreferenceSource } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
@@ -14,6 +14,14 @@ const { WEBHOOK } = NotificationChannel;
 export interface WebhookTarget {
   readonly url: string;
   readonly secret: string | null;
+}
+
+/** When a run of failed deliveries disables a webhook. */
+export interface AutoDisablePolicy {
+  /** Failed deliveries in a row that disable it (≥ 1). */
+  readonly disableAfter: number;
+  /** Now, in epoch ms, for the reason text. */
+  readonly now: number;
 }
 
 export const webhookKey = (userId: number, type: EventType) => `${userId}/${type}`;
@@ -45,6 +53,33 @@ export class PreferencesService {
     return toDto(preference, withSecret.has(preference.id));
   }
 
+  /**
+   * Replaces the signing secret of the type's configured webhook (enabled or not) and returns the new
+   * one, once. The old secret stops signing at once: the next attempt, pending retries included, uses the new one.
+   */
+  async rotateSecret(userId: number, type: EventType): Promise<RotatedSecretResponseDto> {
+    const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
+    if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
+    const webhookSecret = await this.secrets.rotateSecret(preference.id);
+    return { ...toDto(preference, true), webhookSecret };
+  }
+
+  /**
+   * Auto-disable bookkeeping for a delivery that ended: DELIVERED resets the failures in a row, FAILED
+   * adds one and, at `policy.disableAfter`, disables the type's webhook with a reason. True when it disabled it.
+   */
+  async recordFinishedDelivery(userId: number, type: EventType, delivered: boolean, policy: AutoDisablePolicy): Promise<boolean> {
+    const key = { userId, type, channel: WEBHOOK };
+    if (delivered) {
+      await this.preferences.resetFailures(key);
+      return false;
+    }
+    const failures = await this.preferences.countFailure(key);
+    if (failures === null || failures < policy.disableAfter) return false;
+    const reason = `disabled after ${failures} consecutive failed deliveries on ${new Date(policy.now).toISOString()}`;
+    return this.preferences.disableAfterFailures(key, policy.disableAfter, reason);
+  }
+
   /** The user's explicit preferences. */
   async list(userId: number): Promise<PreferenceDto[]> {
     const preferences = await this.preferences.listForUser(userId);
@@ -68,7 +103,8 @@ export class PreferencesService {
           source: preference ? PreferenceSource.USER : PreferenceSource.DEFAULT,
         };
         if (channel !== WEBHOOK) return row;
-        return { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) };
+        const webhook = { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) };
+        return preference?.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
       }),
     );
   }
@@ -126,5 +162,7 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): P
     enabled: preference.enabled,
     updatedAt: new Date(preference.updatedAt).toISOString(),
   };
-  return preference.channel === WEBHOOK ? { ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret } : base;
+  if (preference.channel !== WEBHOOK) return base;
+  const webhook = { ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret };
+  return preference.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SecretCipher } from './secret-cipher';
+import { SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
@@ -41,6 +41,24 @@ describe('SecretCipher', () => {
     const rotated = new SecretCipher([key('new'), oldKey]);
     expect(rotated.open(sealedWithOld, 'p')).toBe(secret);
     expect(rotated.seal(secret, 'p').keyId).toBe('new');
+  });
+
+  it('names the key id, and never the secret, when a record was sealed with a key that is not configured', () => {
+    const sealed = new SecretCipher([key('retired')]).seal(secret, 'p');
+    const failure = (() => {
+      try {
+        new SecretCipher([key('new')]).open(sealed, 'p');
+      } catch (error) {
+        return error as Error;
+      }
+    })();
+    expect(failure).toBeInstanceOf(UnknownEncryptionKeyError);
+    expect(failure?.message).toBe('No encryption key with id "retired" is configured');
+  });
+
+  it('refuses a record whose key id names a different key than the one that sealed it', () => {
+    const sealed = new SecretCipher([key('k1')]).seal(secret, 'p');
+    expect(() => new SecretCipher([key('k1')]).open(sealed, 'p')).toThrow();
   });
 
   it.each([

@@ -6,6 +6,14 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
+/** A ciphertext names a key id that is not in the key ring. The message names the key id only. */
+export class UnknownEncryptionKeyError extends Error {
+  constructor(readonly keyId: string) {
+    super(`No encryption key with id "${keyId}" is configured`);
+    this.name = 'UnknownEncryptionKeyError';
+  }
+}
+
 export interface SealedSecret {
   readonly keyId: string;
   /** base64 of iv ‖ auth tag ‖ ciphertext. */
@@ -31,6 +39,15 @@ export class SecretCipher {
     this.primary = keys[0];
   }
 
+  /** The id of the key that seals new secrets (the first one). */
+  get primaryKeyId(): string {
+    return this.primary.id;
+  }
+
+  hasKey(keyId: string): boolean {
+    return this.keys.has(keyId);
+  }
+
   seal(plaintext: string, associatedData: string): SealedSecret {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, this.primary.key, iv);
@@ -41,7 +58,7 @@ export class SecretCipher {
 
   open(sealed: SealedSecret, associatedData: string): string {
     const key = this.keys.get(sealed.keyId);
-    if (!key) throw new Error(`No encryption key with id "${sealed.keyId}" is configured`);
+    if (!key) throw new UnknownEncryptionKeyError(sealed.keyId);
     const raw = Buffer.from(sealed.ciphertext, 'base64');
     const decipher = createDecipheriv(ALGORITHM, key, raw.subarray(0, IV_BYTES));
     decipher.setAAD(Buffer.from(associatedData, 'utf8'));

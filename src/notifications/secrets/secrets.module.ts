@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { SecretCipher } from './secret-cipher';
+import { SecretsReencryption } from './secrets-reencryption';
 import { SecretsService } from './secrets.service';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
@@ -12,12 +13,13 @@ import { WebhookSigningSecretRepository } from './webhook-signing-secret.reposit
   providers: [
     WebhookSigningSecretRepository,
     SecretsService,
+    SecretsReencryption,
     {
       provide: SecretCipher,
       inject: [NOTIFICATIONS_OPTIONS],
       useFactory: (options: NotificationsModuleOptions) => new SecretCipher(options.encryptionKeys),
     },
   ],
-  exports: [SecretsService],
+  exports: [SecretsService, SecretsReencryption],
 })
 export class SecretsModule {}

@@ -3,7 +3,8 @@ import { SecretCipher } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
-const associatedData = (preferenceId: number) => `webhook_signing_secrets:${preferenceId}`;
+/** Binds a ciphertext to its row: a ciphertext copied to another preference fails to open. */
+export const associatedData = (preferenceId: number) => `webhook_signing_secrets:${preferenceId}`;
 
 /** Owns webhook signing secrets: generation, encryption at rest and the one-time reveal. */
 @Injectable()
@@ -22,6 +23,16 @@ export class SecretsService {
     const secret = generateSigningSecret();
     const created = await this.secrets.insertIfAbsent(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
     return created ? secret : null;
+  }
+
+  /**
+   * Replaces the preference's secret with a new one (or gives it its first) and returns it, to be
+   * shown once. Every attempt from now on, pending retries included, is signed with it.
+   */
+  async rotateSecret(preferenceId: number): Promise<string> {
+    const secret = generateSigningSecret();
+    await this.secrets.replace(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
+    return secret;
   }
 
   preferenceIdsWithSecret(preferenceIds: readonly number[]): Promise<Set<number>> {

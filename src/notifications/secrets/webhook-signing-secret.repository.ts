@@ -34,4 +34,45 @@ export class WebhookSigningSecretRepository {
       throw error;
     }
   }
+
+  /** Sets the preference's secret, replacing any previous one (a concurrent first insert turns into an update). */
+  async replace(preferenceId: number, sealed: SealedSecret): Promise<void> {
+    const change = { keyId: sealed.keyId, ciphertext: sealed.ciphertext };
+    const updated = await this.secrets.update({ preferenceId }, change);
+    if (updated.affected || (await this.insertIfAbsent(preferenceId, sealed))) return;
+    await this.secrets.update({ preferenceId }, change);
+  }
+
+  /** How many secrets each key id sealed (one row per key id, so a small result). */
+  async countByKeyId(): Promise<Map<string, number>> {
+    const rows = await this.secrets
+      .createQueryBuilder('s')
+      .select('s.keyId', 'keyId')
+      .addSelect('COUNT(*)', 'count')
+      .groupBy('s.keyId')
+      .getRawMany<{ keyId: string; count: string | number }>();
+    return new Map(rows.map((row) => [row.keyId, Number(row.count)]));
+  }
+
+  /** Up to `limit` secrets after `afterId` (by id) that another key than `keyId` sealed. */
+  sealedWithOtherKeys(keyId: string, afterId: number, limit: number): Promise<WebhookSigningSecret[]> {
+    return this.secrets
+      .createQueryBuilder('s')
+      .where('s.id > :afterId', { afterId })
+      .andWhere('s.keyId <> :keyId', { keyId })
+      .orderBy('s.id', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** Stores the re-sealed secret unless the row changed since it was read; false when it did. */
+  async replaceIfUnchanged(read: Pick<WebhookSigningSecret, 'id' | 'keyId' | 'ciphertext'>, sealed: SealedSecret): Promise<boolean> {
+    const updated = await this.secrets
+      .createQueryBuilder()
+      .update()
+      .set({ keyId: sealed.keyId, ciphertext: sealed.ciphertext })
+      .where('id = :id AND key_id = :keyId AND ciphertext = :ciphertext', { id: read.id, keyId: read.keyId, ciphertext: read.ciphertext })
+      .execute();
+    return Boolean(updated.affected);
+  }
 }

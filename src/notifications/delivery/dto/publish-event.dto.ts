@@ -11,11 +11,14 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
+import { MAX_USER_ID } from '../../auth/user-id';
 import { EventType } from '../../catalog/event-catalog';
+import { MaxJsonBytes } from '../../common/max-json-bytes.decorator';
 
 export enum Severity {
   INFO = 'INFO',
@@ -24,12 +27,14 @@ export enum Severity {
 }
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
+export const MAX_PAYLOAD_BYTES = 16_384;
 
 /** A funding-automation event for one user. */
 export class PublishEventDto {
   @ApiProperty({ example: 42, description: 'Numeric id of the recipient.' })
   @IsInt({ message: 'must be an integer' })
   @Min(1, { message: 'must be a positive integer' })
+  @Max(MAX_USER_ID, { message: `must be at most ${MAX_USER_ID}` })
   userId: number;
 
   @ApiProperty({ enum: EventType, enumName: 'EventType' })
@@ -51,9 +56,10 @@ export class PublishEventDto {
   @MaxLength(10_000, { message: 'must be at most 10000 characters' })
   body: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Type-specific fields; {} when omitted.' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: `Type-specific fields; {} when omitted. At most ${MAX_PAYLOAD_BYTES} bytes as JSON.` })
   @IsOptional()
   @IsObject({ message: 'must be a JSON object' })
+  @MaxJsonBytes(MAX_PAYLOAD_BYTES)
   payload?: Record<string, unknown>;
 
   @ApiPropertyOptional({ type: String, format: 'date-time', description: 'ISO-8601 instant; defaults to the publish time.' })

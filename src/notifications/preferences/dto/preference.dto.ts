@@ -17,6 +17,12 @@ export class PreferenceDto {
   @ApiPropertyOptional({ description: 'WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed.' })
   hasWebhookSecret?: boolean;
 
+  @ApiPropertyOptional({
+    example: 'disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z',
+    description: 'WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.',
+  })
+  disabledReason?: string;
+
   @ApiProperty({ type: String, format: 'date-time' })
   updatedAt: string;
 }
@@ -29,6 +35,16 @@ export class UpsertPreferenceResponseDto extends PreferenceDto {
       'It cannot be retrieved later. The HMAC key is this whole string, UTF-8 encoded.',
   })
   webhookSecret?: string;
+}
+
+export class RotatedSecretResponseDto extends PreferenceDto {
+  @ApiProperty({
+    example: 'whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w',
+    description:
+      'The new signing secret, returned exactly once. The previous secret stops signing at once: the next attempt, ' +
+      'pending retries included, is signed with this one. The HMAC key is this whole string, UTF-8 encoded.',
+  })
+  webhookSecret: string;
 }
 
 export enum PreferenceSource {
@@ -57,4 +73,10 @@ export class EffectivePreferenceDto {
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only.' })
   hasWebhookSecret?: boolean;
+
+  @ApiPropertyOptional({
+    example: 'disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z',
+    description: 'WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.',
+  })
+  disabledReason?: string;
 }

@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DeliveryStatus, WebhookDelivery } from '@funding/notification-webhooks';
+import {
+  attachNotificationsTestKit,
+  type NotificationsTestKit,
+  notificationsTestOptions,
+  startTestReceiver,
+  TestClock,
+} from '@funding/notification-webhooks/testing';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../src/app.module';
+import { LoansService } from '../src/loans/loans.service';
+import { createMysqlTestDatabase } from './mysql-test-database';
+
+const SETTINGS = '/api/v1/settings/notifications';
+
+describe('host app on MariaDB: loans publish LOAN_EXECUTED to the user webhook', () => {
+  let database: Awaited<ReturnType<typeof createMysqlTestDatabase>>;
+  let app: INestApplication;
+  let kit: NotificationsTestKit;
+
+  beforeAll(async () => {
+    database = await createMysqlTestDatabase(process.env.TEST_MYSQL_URL!);
+    const receiver = await startTestReceiver();
+    const clock = new TestClock();
+    app = await NestFactory.create(
+      AppModule.forRoot({
+        databaseUrl: database.url,
+        webhookSecretsKey: randomBytes(32),
+        notificationsForTests: notificationsTestOptions({ receiver, clock }),
+      }),
+      { logger: false, abortOnError: false },
+    );
+    await app.init();
+    kit = attachNotificationsTestKit(app, { receiver, clock });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await kit?.receiver.close();
+    await database?.drop();
+  });
+  beforeEach(() => kit.receiver.clear());
+
+  const http = () => request(app.getHttpServer());
+  const enableLoanWebhook = async (userId: number) => {
+    const saved = await http()
+      .put(SETTINGS)
+      .set('x-user-id', String(userId))
+      .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: true, webhookUrl: kit.receiver.url(`/users/${userId}`) })
+      .expect(200);
+    return saved.body.webhookSecret as string;
+  };
+  const loan = { currency: 'USD', amount: 1000, dailyRate: 0.0002, days: 2 };
+
+  it('sends a signed LOAN_EXECUTED when a loan is executed through the host API', async () => {
+    const secret = await enableLoanWebhook(11);
+    const executed = await http().post('/loans').set('x-user-id', '11').send(loan).expect(201);
+
+    const [hook] = await kit.waitForDelivery({ userId: 11, type: 'LOAN_EXECUTED' });
+    expect(hook.path).toBe('/users/11');
+    expect(hook.isSignedWith(secret)).toBe(true);
+    expect(hook.json()).toMatchObject({ type: 'LOAN_EXECUTED', userId: 11, payload: { loanId: executed.body.id, amount: 1000, currency: 'USD' } });
+    const delivery = await app.get(DataSource).getRepository(WebhookDelivery).findOneByOrFail({ userId: 11 });
+    expect(delivery.status).toBe(DeliveryStatus.DELIVERED);
+  });
+
+  it("authenticates both the host's and the module's endpoints with the host's own rule", async () => {
+    await http().post('/loans').send(loan).expect(401);
+    await http().get(SETTINGS).expect(401);
+    await http().get(SETTINGS).set('x-user-id', 'abc').expect(401);
+  });
+
+  it("retries from the host's scheduler when the webhook fails, on the test clock", async () => {
+    await enableLoanWebhook(12);
+    kit.receiver.respondNext([{ status: 503 }]);
+    await app.get(LoansService).executeLoan(12, loan);
+    await kit.waitForDelivery({ userId: 12 });
+
+    kit.advance(60_000);
+    expect(await kit.runScheduler()).toBe(1);
+    const attempts = await kit.waitForDelivery({ userId: 12, count: 2 });
+    expect(attempts.map((hook) => [hook.attempt, hook.eventId])).toEqual([
+      [1, attempts[0].eventId],
+      [2, attempts[0].eventId],
+    ]);
+  });
+
+  it('keeps its own tables and the notification tables in its one database', async () => {
+    const rows: Array<{ name: string }> = await app
+      .get(DataSource)
+      .query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name');
+    expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(['loans', 'notification_preferences', 'webhook_deliveries']));
+  });
+});

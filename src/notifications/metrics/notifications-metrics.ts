@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Subscription } from 'rxjs';
+import { Clock } from '../clock/clock';
+import { DeliveryEvents } from '../delivery/delivery-events';
+import type { AttemptOutcome } from '../delivery/http/attempt-result';
+import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { QueueDepthRepository } from './queue-depth.repository';
+
+const OUTCOMES: readonly AttemptOutcome[] = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'];
+const FINAL_STATES = [DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const;
+const QUEUE_STATES = ['due', 'in_flight', 'failed'] as const;
+/** A gauge reads at most this many rows per state; it saturates there, far above any alert threshold. */
+export const QUEUE_DEPTH_CAP = 100_000;
+// Attempts end by the 5 s deadline; timed-out ones land just above 5, in the 6 s bucket.
+const ATTEMPT_SECONDS_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6];
+const TICK_SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+const NAMES = {
+  attempts: 'webhook_attempts_total',
+  attemptSeconds: 'webhook_attempt_duration_seconds',
+  finished: 'webhook_deliveries_finished_total',
+  tickSeconds: 'webhook_scheduler_tick_duration_seconds',
+  claimed: 'webhook_scheduler_claimed_total',
+  queueDepth: 'webhook_queue_depth',
+} as const;
+
+/**
+ * The `webhook_*` Prometheus metrics, fed by {@link DeliveryEvents}; queue depth is counted from the
+ * database at scrape time. Registered on `metricsRegistry` if given, else on {@link registry} of its own.
+ */
+@Injectable()
+export class NotificationsMetrics implements OnModuleDestroy {
+  /** The registry the metrics are on; serve `await registry.metrics()` to expose them. */
+  readonly registry: Registry;
+  private readonly logger = new Logger(NotificationsMetrics.name);
+  private readonly subscriptions: Subscription[];
+
+  constructor(
+    @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
+    events: DeliveryEvents,
+    private readonly queueDepth: QueueDepthRepository,
+    private readonly clock: Clock,
+  ) {
+    this.registry = options.metricsRegistry ?? new Registry();
+    const registers = [this.registry];
+    const attempts = new Counter({ name: NAMES.attempts, help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'], registers });
+    const attemptSeconds = new Histogram({
+      name: NAMES.attemptSeconds,
+      help: 'Duration of webhook delivery attempts.',
+      labelNames: ['outcome'],
+      buckets: ATTEMPT_SECONDS_BUCKETS,
+      registers,
+    });
+    const finished = new Counter({ name: NAMES.finished, help: 'Deliveries that reached a final state.', labelNames: ['state'], registers });
+    const tickSeconds = new Histogram({
+      name: NAMES.tickSeconds,
+      help: 'Duration of scheduler runs that claim due retries.',
+      buckets: TICK_SECONDS_BUCKETS,
+      registers,
+    });
+    const claimed = new Counter({ name: NAMES.claimed, help: 'Deliveries claimed by scheduler runs.', registers });
+    const depth: Gauge<'state'> = new Gauge({
+      name: NAMES.queueDepth,
+      help: `Deliveries due and waiting, in flight (leased by a worker) and FAILED, counted at scrape time (capped at ${QUEUE_DEPTH_CAP}).`,
+      labelNames: ['state'],
+      registers,
+      collect: () => this.collectQueueDepth(depth),
+    });
+    // Zero series exist from the start, so rate() and alerts see every label before its first event.
+    for (const outcome of OUTCOMES) {
+      attempts.inc({ outcome }, 0);
+      attemptSeconds.zero({ outcome });
+    }
+    for (const state of FINAL_STATES) finished.inc({ state }, 0);
+    claimed.inc(0);
+
+    this.subscriptions = [
+      events.attemptRecorded.subscribe((attempt) => {
+        attempts.inc({ outcome: attempt.outcome });
+        attemptSeconds.observe({ outcome: attempt.outcome }, attempt.durationMs / 1000);
+        if (attempt.status !== DeliveryStatus.PENDING) finished.inc({ state: attempt.status });
+      }),
+      events.deliveryCancelled.subscribe(() => finished.inc({ state: DeliveryStatus.CANCELLED })),
+      events.schedulerTickFinished.subscribe((tick) => {
+        tickSeconds.observe(tick.durationMs / 1000);
+        claimed.inc(tick.claimed);
+      }),
+    ];
+  }
+
+  /** Unregisters the metrics, so a shared registry can take a new instance of the module (tests, hot reload). */
+  onModuleDestroy(): void {
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    for (const name of Object.values(NAMES)) this.registry.removeSingleMetric(name);
+  }
+
+  // A scrape must not fail because the database does: the gauge goes absent and the readiness check reports the database.
+  private async collectQueueDepth(gauge: Gauge<'state'>): Promise<void> {
+    gauge.reset();
+    try {
+      const depth = await this.queueDepth.count(this.clock.now(), QUEUE_DEPTH_CAP);
+      const values: Record<(typeof QUEUE_STATES)[number], number> = { due: depth.due, in_flight: depth.inFlight, failed: depth.failed };
+      for (const state of QUEUE_STATES) gauge.set({ state }, values[state]);
+    } catch (error) {
+      this.logger.warn(`Queue depth not counted: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,9 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEnum } from 'class-validator';
+import { EventType } from '../../catalog/event-catalog';
+
+export class RotateSecretDto {
+  @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.RATE_SPIKE })
+  @IsEnum(EventType, { message: 'must be a known event type' })
+  type: EventType;
+}

@@ -1,0 +1,28 @@
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** The resolved retention of one module instance. */
+export interface RetentionSettings {
+  /** How long DELIVERED and CANCELLED deliveries are kept, in ms. */
+  readonly deliveredMs: number;
+  /** How long FAILED deliveries are kept, in ms. */
+  readonly failedMs: number;
+  readonly batchSize: number;
+}
+
+export const RETENTION_SETTINGS = Symbol('RETENTION_SETTINGS');
+
+export function retentionSettings(options: NotificationsModuleOptions): RetentionSettings {
+  const { deliveredDays = 30, failedDays = 90, batchSize = 1000 } = options.retention ?? {};
+  return {
+    deliveredMs: positiveInteger('retention.deliveredDays', deliveredDays) * DAY_MS,
+    failedMs: positiveInteger('retention.failedDays', failedDays) * DAY_MS,
+    batchSize: positiveInteger('retention.batchSize', batchSize),
+  };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number ≥ 1, got ${value}`);
+  return value;
+}

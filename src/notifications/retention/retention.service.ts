@@ -1,0 +1,76 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { Clock } from '../clock/clock';
+import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { DeliveryRetentionRepository } from './delivery-retention.repository';
+import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';
+
+/** What one purge deleted. */
+export interface RetentionReport {
+  readonly delivered: number;
+  readonly cancelled: number;
+  readonly failed: number;
+  /** Attempts of the deleted deliveries. */
+  readonly attempts: number;
+  /** Events left without any delivery. */
+  readonly events: number;
+}
+
+/**
+ * Deletes finished deliveries once they are older than the configured retention (by last update):
+ * DELIVERED and CANCELLED after 30 days, FAILED after 90 by default, with their attempts and events.
+ */
+@Injectable()
+export class RetentionService {
+  private readonly logger = new Logger('WebhookRetention');
+  private running: Promise<RetentionReport> | null = null;
+
+  constructor(
+    private readonly deliveries: DeliveryRetentionRepository,
+    private readonly clock: Clock,
+    @Inject(RETENTION_SETTINGS) private readonly settings: RetentionSettings,
+  ) {}
+
+  @Cron(CronExpression.EVERY_DAY_AT_3AM, { name: 'webhook-delivery-retention' })
+  async onSchedule(): Promise<void> {
+    try {
+      const report = await this.purge();
+      this.logger.log(`Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events`);
+    } catch (error) {
+      this.logger.error('Retention run failed', (error as Error).stack);
+    }
+  }
+
+  /** Deletes everything past retention now, batch by batch; a call during a run joins it. */
+  purge(): Promise<RetentionReport> {
+    this.running ??= this.run().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async run(): Promise<RetentionReport> {
+    const now = this.clock.now();
+    const delivered = await this.purgeStatus(DeliveryStatus.DELIVERED, now - this.settings.deliveredMs);
+    const cancelled = await this.purgeStatus(DeliveryStatus.CANCELLED, now - this.settings.deliveredMs);
+    const failed = await this.purgeStatus(DeliveryStatus.FAILED, now - this.settings.failedMs);
+    return {
+      delivered: delivered.deliveries,
+      cancelled: cancelled.deliveries,
+      failed: failed.deliveries,
+      attempts: delivered.attempts + cancelled.attempts + failed.attempts,
+      events: delivered.events + cancelled.events + failed.events,
+    };
+  }
+
+  private async purgeStatus(status: DeliveryStatus, before: number): Promise<{ deliveries: number; attempts: number; events: number }> {
+    const total = { deliveries: 0, attempts: 0, events: 0 };
+    for (;;) {
+      const batch = await this.deliveries.purgeBatch(status, before, this.settings.batchSize);
+      total.deliveries += batch.deliveries;
+      total.attempts += batch.attempts;
+      total.events += batch.events;
+      if (batch.matched < this.settings.batchSize) return total;
+    }
+  }
+}

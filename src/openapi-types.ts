@@ -1,0 +1,1100 @@
+/**
+ * TypeScript types of the HTTP API, generated from openapi.json by `npm run openapi` (openapi-typescript).
+ * Do not edit: a test fails while this file is stale. Import them from '@funding/notification-webhooks/openapi-types'.
+ */
+
+export interface paths {
+    "/api/v1/internal/notifications/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish one event, or up to 1000 as {events: [...]}
+         * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured.
+         */
+        post: operations["InternalEventsController_publish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's explicit preferences */
+        get: operations["PreferencesController_list"];
+        /**
+         * Create or update one preference (event type × channel)
+         * @description The first enable of WEBHOOK for an event type generates its signing secret and returns it once in `webhookSecret`. Later upserts keep the secret and never return it. `enabled: false` keeps the URL and the secret and stops deliveries.
+         */
+        put: operations["PreferencesController_upsert"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/effective": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Defaults merged with the explicit preferences, one row per event type and allowed channel */
+        get: operations["PreferencesController_effective"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/webhook-deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's webhook deliveries, newest first */
+        get: operations["DeliveriesController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/webhook-deliveries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One delivery with every attempt */
+        get: operations["DeliveriesController_detail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Queue the same event again (same event id, new cycle of up to 6 attempts) */
+        post: operations["DeliveriesController_redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/webhook/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the signing secret of one event type's webhook
+         * @description Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.
+         */
+        post: operations["PreferencesController_rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/notifications/webhook/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send one signed test event to the type's configured URL now (not stored, not retried) */
+        post: operations["DeliveriesController_sendTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    fundingEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A funding-automation event, POSTed to the URL the user configured for its type
+         * @description Verify `X-Service-Signature` over the raw request body before parsing it: `v1=` + lowercase hex HMAC-SHA256 of `"<X-Service-Timestamp>.<raw body>"`, keyed with the `whsec_…` secret shown when WEBHOOK was first enabled for the type; reject timestamps older than a few minutes. Answer any 2xx within 5 s. Anything else (3xx included; redirects are not followed), a timeout or a connection error is retried after 1 min, 5 min, 15 min, 1 h and 4 h: at most 6 attempts. The same event keeps its `X-Service-Event-Id` across retries and redeliveries: use it to ignore duplicates.
+         */
+        post: operations["receiveFundingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface components {
+    schemas: {
+        AttemptDto: {
+            attemptNumber: number;
+            durationMs: number;
+            error: string | null;
+            /** @enum {string} */
+            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
+            /** @description First bytes (≤ 1 KiB) of the response body. */
+            responseExcerpt: string | null;
+            /** Format: date-time */
+            startedAt: string;
+            statusCode: number | null;
+        };
+        DeliveryDetailDto: {
+            /** @description Attempts made so far (at most 6). */
+            attemptCount: number;
+            attempts: components["schemas"]["AttemptDto"][];
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Stable event id, sent as X-Service-Event-Id; the same across retries and redeliveries. */
+            eventId: string;
+            id: number;
+            lastError: string | null;
+            lastStatusCode: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            status: components["schemas"]["DeliveryStatus"];
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DeliveryDto: {
+            /** @description Attempts made so far (at most 6). */
+            attemptCount: number;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description Stable event id, sent as X-Service-Event-Id; the same across retries and redeliveries. */
+            eventId: string;
+            id: number;
+            lastError: string | null;
+            lastStatusCode: number | null;
+            /** Format: date-time */
+            nextAttemptAt: string | null;
+            status: components["schemas"]["DeliveryStatus"];
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            updatedAt: string;
+        };
+        DeliveryPageDto: {
+            data: components["schemas"]["DeliveryDto"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @enum {string} */
+        DeliveryStatus: "PENDING" | "DELIVERED" | "FAILED" | "CANCELLED";
+        EffectivePreferenceDto: {
+            channel: components["schemas"]["NotificationChannel"];
+            /**
+             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
+             */
+            disabledReason?: string;
+            enabled: boolean;
+            group: components["schemas"]["EventGroup"];
+            /** @description WEBHOOK rows only. */
+            hasWebhookSecret?: boolean;
+            /** @description USER when an explicit preference exists. */
+            source: components["schemas"]["PreferenceSource"];
+            type: components["schemas"]["EventType"];
+            /** @description WEBHOOK rows only. */
+            webhookUrl?: string | null;
+        };
+        ErrorResponseDto: {
+            /** @example Bad Request */
+            error: string;
+            /** @description Present on 400s caused by input fields. */
+            errors?: components["schemas"]["FieldErrorDto"][];
+            /**
+             * @description Human-readable summary.
+             * @example webhookUrl must use the https scheme
+             */
+            message: string;
+            /** @example 400 */
+            statusCode: number;
+        };
+        /** @enum {string} */
+        EventGroup: "RATES" | "LOANS" | "OFFERS" | "STRATEGY" | "API_KEY" | "PLATFORM" | "UTILIZATION_AND_CASH" | "DIGESTS" | "SERVICE_MANAGED";
+        /** @enum {string} */
+        EventType: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST" | "HIGH_UTILIZATION" | "OFFER_FILLED" | "EARNINGS_MILESTONE" | "WITHDRAWAL_DETECTED";
+        FieldErrorDto: {
+            /** @example webhookUrl */
+            field: string;
+            /** @example must use the https scheme */
+            message: string;
+        };
+        /** @enum {string} */
+        NotificationChannel: "IN_APP" | "EMAIL" | "WEBHOOK";
+        PreferenceDto: {
+            channel: components["schemas"]["NotificationChannel"];
+            /**
+             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
+             */
+            disabledReason?: string;
+            enabled: boolean;
+            /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
+            hasWebhookSecret?: boolean;
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            updatedAt: string;
+            /** @description WEBHOOK rows only. */
+            webhookUrl?: string | null;
+        };
+        /**
+         * @description USER when an explicit preference exists.
+         * @enum {string}
+         */
+        PreferenceSource: "DEFAULT" | "USER";
+        PublishEventDto: {
+            /** @example The FRR moved from 0.02% to 0.08% in 5 minutes. */
+            body: string;
+            /**
+             * Format: date-time
+             * @description ISO-8601 instant; defaults to the publish time.
+             */
+            createdAt?: string;
+            /** @description Type-specific fields; {} when omitted. At most 16384 bytes as JSON. */
+            payload?: {
+                [key: string]: unknown;
+            };
+            severity: components["schemas"]["Severity"];
+            /** @example USD rate spiked to 0.08% daily */
+            title: string;
+            type: components["schemas"]["EventType"];
+            /**
+             * @description Numeric id of the recipient.
+             * @example 42
+             */
+            userId: number;
+        };
+        PublishEventsDto: {
+            events: components["schemas"]["PublishEventDto"][];
+        };
+        PublishResultDto: {
+            /** @description One id per event, in order; the id is sent as X-Service-Event-Id. */
+            eventIds: string[];
+            /** @description Webhook deliveries queued (events whose user has WEBHOOK enabled for the type). */
+            queuedDeliveries: number;
+        };
+        RotatedSecretResponseDto: {
+            channel: components["schemas"]["NotificationChannel"];
+            /**
+             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
+             */
+            disabledReason?: string;
+            enabled: boolean;
+            /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
+            hasWebhookSecret?: boolean;
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            updatedAt: string;
+            /**
+             * @description The new signing secret, returned exactly once. The previous secret stops signing at once: the next attempt, pending retries included, is signed with this one. The HMAC key is this whole string, UTF-8 encoded.
+             * @example whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w
+             */
+            webhookSecret: string;
+            /** @description WEBHOOK rows only. */
+            webhookUrl?: string | null;
+        };
+        RotateSecretDto: {
+            /** @example RATE_SPIKE */
+            type: components["schemas"]["EventType"];
+        };
+        /** @enum {string} */
+        Severity: "INFO" | "WARNING" | "ERROR";
+        TestSendDto: {
+            type: components["schemas"]["EventType"];
+        };
+        TestSendResultDto: {
+            durationMs: number;
+            error: string | null;
+            /** @enum {string} */
+            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
+            responseExcerpt: string | null;
+            statusCode: number | null;
+            success: boolean;
+        };
+        UpsertPreferenceDto: {
+            /** @example WEBHOOK */
+            channel: components["schemas"]["NotificationChannel"];
+            /** @example true */
+            enabled: boolean;
+            /** @example RATE_SPIKE */
+            type: components["schemas"]["EventType"];
+            /**
+             * @description Required when enabling WEBHOOK; refused on other channels. https only, no credentials, not localhost nor a private, loopback, link-local or otherwise non-public address. When omitted while disabling, the stored URL is kept.
+             * @example https://hooks.example.com/funding
+             */
+            webhookUrl?: string | null;
+        };
+        UpsertPreferenceResponseDto: {
+            channel: components["schemas"]["NotificationChannel"];
+            /**
+             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
+             */
+            disabledReason?: string;
+            enabled: boolean;
+            /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
+            hasWebhookSecret?: boolean;
+            type: components["schemas"]["EventType"];
+            /** Format: date-time */
+            updatedAt: string;
+            /**
+             * @description The signing secret, returned exactly once: in the response to the first enable of WEBHOOK for this event type. It cannot be retrieved later. The HMAC key is this whole string, UTF-8 encoded.
+             * @example whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8
+             */
+            webhookSecret?: string;
+            /** @description WEBHOOK rows only. */
+            webhookUrl?: string | null;
+        };
+        WebhookEventBodyDto: {
+            /** @example The FRR moved from 0.02% to 0.08% in 5 minutes. */
+            body: string;
+            /**
+             * Format: date-time
+             * @description When the event happened (ISO-8601, UTC).
+             */
+            createdAt: string;
+            /** @description Type-specific fields; `{}` when there are none. */
+            payload: {
+                [key: string]: unknown;
+            };
+            severity: components["schemas"]["Severity"];
+            /** @example USD rate spiked to 0.08% daily */
+            title: string;
+            /**
+             * @example RATE_SPIKE
+             * @enum {string}
+             */
+            type: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST";
+            /**
+             * @description The user the event is for.
+             * @example 42
+             */
+            userId: number;
+        };
+    };
+    responses: never;
+    parameters: never;
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    InternalEventsController_publish: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishEventDto"] | components["schemas"]["PublishEventsDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishResultDto"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not found (also for another user's ids, so ids do not leak). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    PreferencesController_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferenceDto"][];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    PreferencesController_upsert: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpsertPreferenceDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpsertPreferenceResponseDto"];
+                };
+            };
+            /** @description Invalid field; `errors` names it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    PreferencesController_effective: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EffectivePreferenceDto"][];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    DeliveriesController_list: {
+        parameters: {
+            query?: {
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: number;
+                limit?: number;
+                status?: components["schemas"]["DeliveryStatus"];
+                type?: components["schemas"]["EventType"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryPageDto"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    DeliveriesController_detail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryDetailDto"];
+                };
+            };
+            /** @description Invalid input: `errors[]` names each bad field (also malformed JSON and reserved keys such as `__proto__`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No such delivery for this user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    DeliveriesController_redeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryDto"];
+                };
+            };
+            /** @description Invalid input: `errors[]` names each bad field (also malformed JSON and reserved keys such as `__proto__`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    PreferencesController_rotateSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateSecretDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSecretResponseDto"];
+                };
+            };
+            /** @description Unknown event type; `errors` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No webhook is configured for this event type. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    DeliveriesController_sendTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TestSendDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestSendResultDto"];
+                };
+            };
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    receiveFundingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The service and its public site.
+                 * @example Service/0.1.0 (+https://funding.example.com)
+                 */
+                "User-Agent": string;
+                /** @description Attempt number within this delivery, from 1. */
+                "X-Service-Attempt": number;
+                /** @description Stable id of the event: the same on every retry and redelivery. */
+                "X-Service-Event-Id": string;
+                /** @description HMAC-SHA256 signature of `"<timestamp>.<raw body>"`. */
+                "X-Service-Signature": string;
+                /**
+                 * @description Unix time in seconds when this attempt was signed.
+                 * @example 1763800000
+                 */
+                "X-Service-Timestamp": number;
+                /**
+                 * @description The event type, as in the body.
+                 * @example RATE_SPIKE
+                 */
+                "X-Service-Type": "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEventBodyDto"];
+            };
+        };
+        responses: {
+            /** @description Delivered. The body is ignored (at most 1 KiB is kept in the delivery log). */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Failed: the attempt is retried on the schedule above. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+}

@@ -1,0 +1,38 @@
+// Loaded on first use, with a clear message when missing: the package lists selfsigned as an optional peer dependency.
+async function loadSelfsigned(): Promise<typeof import('selfsigned')> {
+  try {
+    return await import('selfsigned');
+  } catch {
+    throw new Error("The testing kit generates its certificate with 'selfsigned': npm install --save-dev selfsigned");
+  }
+}
+
+/** Name the receiver's certificate is valid for, besides IP 127.0.0.1. */
+export const RECEIVER_HOSTNAME = 'receiver.test';
+
+export interface TestCertificate {
+  readonly keyPem: string;
+  readonly certPem: string;
+}
+
+/** A fresh self-signed EC certificate for IP 127.0.0.1 and DNS {@link RECEIVER_HOSTNAME}. */
+export async function generateTestCertificate(): Promise<TestCertificate> {
+  const { generate } = await loadSelfsigned();
+  const pems = await generate([{ name: 'commonName', value: RECEIVER_HOSTNAME }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 7, ip: '127.0.0.1' },
+          { type: 2, value: RECEIVER_HOSTNAME },
+        ],
+      },
+    ],
+  });
+  return { keyPem: pems.private, certPem: pems.cert };
+}

@@ -1,0 +1,152 @@
+import type { DestinationStream } from 'pino';
+import { LogLevel } from '../src/config/app-config';
+import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
+import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-scheduler';
+import { FakeClock } from './support/fake-clock';
+import { startTestApp, type TestApp } from './support/test-app';
+import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+
+const SETTINGS = '/api/v1/settings/notifications';
+const EVENTS = '/api/v1/internal/notifications/events';
+const INTERNAL_TOKEN = 'internal-token-for-logs-0123456789abcdef';
+const METRICS_TOKEN = 'metrics-token-for-logs-0123456789abcdef';
+const COOKIE_VALUE = 'session-cookie-value-0123456789';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface LogRecord {
+  level: number;
+  msg?: string;
+  context?: string;
+  reqId?: string;
+  attemptNumber?: number;
+  outcome?: string;
+  req?: { id?: string; method?: string; url?: string; headers?: Record<string, string> };
+  res?: { statusCode?: number };
+}
+
+/** The JSON lines pino writes, as a test destination. */
+class LogCapture implements DestinationStream {
+  private text = '';
+  write(chunk: string): void {
+    this.text += chunk;
+  }
+  raw(): string {
+    return this.text;
+  }
+  records(): LogRecord[] {
+    return this.text
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as LogRecord);
+  }
+  clear(): void {
+    this.text = '';
+  }
+}
+
+// nestjs-pino keeps one root logger per process: every app of this file writes to this one capture.
+const capture = new LogCapture();
+
+describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
+  let receiver: WebhookReceiver;
+  let clock: FakeClock;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    capture.clear();
+    receiver = await startWebhookReceiver();
+    clock = new FakeClock();
+    t = await startTestApp(
+      kind,
+      { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, clock, internalApiToken: INTERNAL_TOKEN },
+      { config: { logLevel: LogLevel.trace, metricsToken: METRICS_TOKEN }, logDestination: capture },
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('logs a full flow (enable, deliver, fail, retry) as JSON by request id, with no secret, token or signature in it', async () => {
+    const userId = 7;
+    const bearer = t.bearer(userId);
+    const settled = () => t.app.get(DeliveryWorker).idle();
+    const publish = () =>
+      t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Spike', body: 'USD' }).expect(202);
+
+    const enabled = await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', bearer)
+      .set('Cookie', `session=${COOKIE_VALUE}`)
+      .set('X-Request-Id', 'trace-enable-1')
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url('/hook') })
+      .expect(200);
+    const webhookSecret = enabled.body.webhookSecret as string;
+    expect(webhookSecret).toBeTruthy();
+    expect(enabled.headers['x-request-id']).toBe('trace-enable-1');
+
+    await publish();
+    await receiver.waitForRequests(1);
+    await settled();
+    receiver.respondWith({ status: 500, body: 'down' });
+    await publish();
+    await receiver.waitForRequests(2);
+    await settled();
+    clock.advance(60_000);
+    expect(await t.app.get(DeliveryScheduler).tick()).toBe(1);
+    await receiver.waitForRequests(3);
+    await settled();
+
+    const signatures = receiver.requests.map((request) => String(request.headers['x-service-signature']));
+    expect(signatures).toHaveLength(3);
+    // A client that sends a signature header, a bad token and a malformed request id to the API.
+    const refused = await t
+      .http()
+      .get(`${SETTINGS}/webhook-deliveries`)
+      .set('Authorization', 'Bearer forged.jwt.value-0123456789')
+      .set('X-Service-Signature', signatures[0])
+      .set('X-Request-Id', 'not a sane id; drop table')
+      .expect(401);
+    expect(refused.headers['x-request-id']).toMatch(UUID);
+    await t.http().get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
+    await t.http().get('/health/ready').expect(200);
+
+    const records = capture.records();
+    const completed = records.filter((record) => record.msg === 'request completed');
+    const enable = completed.find((record) => record.req?.method === 'PUT');
+    expect(enable).toMatchObject({
+      level: 30,
+      reqId: 'trace-enable-1',
+      req: { url: SETTINGS, headers: { authorization: '[Redacted]', cookie: '[Redacted]' } },
+      res: { statusCode: 200 },
+    });
+    expect(completed.filter((record) => record.req?.method === 'POST' && record.req.url === EVENTS)).toHaveLength(2);
+    const unauthorized = completed.find((record) => record.res?.statusCode === 401);
+    expect(unauthorized).toMatchObject({ level: 40, reqId: refused.headers['x-request-id'], req: { headers: { 'x-service-signature': '[Redacted]' } } });
+    expect(completed.filter((record) => /^\/(metrics|health)/.test(record.req?.url ?? ''))).toEqual([]);
+    expect(records).toContainEqual(expect.objectContaining({ context: 'NestApplication', msg: 'Nest application successfully started' }));
+    const attempts = records.filter((record) => record.context === 'WebhookDelivery' && record.outcome !== undefined);
+    expect(attempts.map(({ level, msg, outcome, attemptNumber }) => ({ level, msg, outcome, attemptNumber }))).toEqual([
+      { level: 20, msg: 'webhook delivered', outcome: 'success', attemptNumber: 1 },
+      { level: 40, msg: 'webhook attempt failed; will retry', outcome: 'http_error', attemptNumber: 1 },
+      { level: 40, msg: 'webhook attempt failed; will retry', outcome: 'http_error', attemptNumber: 2 },
+    ]);
+
+    const raw = capture.raw();
+    const secrets = {
+      webhookSecret,
+      jwt: bearer.slice('Bearer '.length),
+      internalToken: INTERNAL_TOKEN,
+      metricsToken: METRICS_TOKEN,
+      cookie: COOKIE_VALUE,
+      forgedToken: 'forged.jwt.value-0123456789',
+      ...Object.fromEntries(signatures.map((signature, i) => [`signature${i + 1}`, signature.replace(/^v1=/, '')])),
+    };
+    for (const [name, secret] of Object.entries(secrets)) {
+      expect(secret.length, name).toBeGreaterThan(16);
+      expect(raw.includes(secret), `${name} appears in the logs`).toBe(false);
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { EventType } from '../src/notifications/catalog/event-catalog';
+import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
+import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
+import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
+import { RetentionService } from '../src/notifications/retention/retention.service';
+import { FakeClock } from './support/fake-clock';
+import { startTestApp, type TestApp } from './support/test-app';
+import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+
+const SETTINGS = '/api/v1/settings/notifications';
+const EVENTS = '/api/v1/internal/notifications/events';
+const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+const { DELIVERED, CANCELLED, FAILED, PENDING } = DeliveryStatus;
+
+describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
+  let receiver: WebhookReceiver;
+  let clock: FakeClock;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    clock = new FakeClock();
+    t = await startTestApp(kind, {
+      allowedCidrs: ['127.0.0.0/8'],
+      extraCaPem: receiver.caPem,
+      clock,
+      internalApiToken: INTERNAL_TOKEN,
+      retention: { batchSize: 2 },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+  beforeEach(async () => {
+    for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events']) await t.dataSource.query(`DELETE FROM ${table}`);
+  });
+
+  const purge = () => t.app.get(RetentionService).purge();
+  const count = async (table: string) => Number((await t.dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+
+  /** One event with one delivery last updated `ageMs` ago, and `attempts` attempts. */
+  const seed = async (status: DeliveryStatus, ageMs: number, { eventId = randomUUID(), attempts = 2 } = {}) => {
+    const updatedAt = clock.now() - ageMs;
+    if (!(await t.dataSource.getRepository(WebhookEvent).findOneBy({ id: eventId }))) {
+      await t.dataSource.getRepository(WebhookEvent).insert({ id: eventId, userId: 7, type: EventType.RATE_SPIKE, body: '{}', createdAt: updatedAt - DAY });
+    }
+    const inserted = await t.dataSource.getRepository(WebhookDelivery).insert({
+      eventId,
+      userId: 7,
+      type: EventType.RATE_SPIKE,
+      status,
+      attemptCount: attempts,
+      nextAttemptAt: status === PENDING ? clock.now() + MINUTE : null,
+      createdAt: updatedAt - DAY,
+      updatedAt,
+    });
+    const deliveryId = Number(inserted.identifiers[0].id);
+    for (let attemptNumber = 1; attemptNumber <= attempts; attemptNumber++) {
+      await t.dataSource
+        .getRepository(WebhookDeliveryAttempt)
+        .insert({ deliveryId, attemptNumber, startedAt: updatedAt, durationMs: 5, outcome: 'http_error', statusCode: 500, error: null, responseExcerpt: null });
+    }
+    return { eventId, deliveryId };
+  };
+  const exists = async (deliveryId: number) => (await t.dataSource.getRepository(WebhookDelivery).countBy({ id: deliveryId })) === 1;
+
+  it('deletes delivered and cancelled deliveries after 30 days and failed ones after 90, with their attempts and events', async () => {
+    const deleted = [
+      await seed(DELIVERED, 30 * DAY + MINUTE),
+      await seed(DELIVERED, 400 * DAY),
+      await seed(DELIVERED, 31 * DAY),
+      await seed(CANCELLED, 30 * DAY + MINUTE, { attempts: 1 }),
+      await seed(FAILED, 90 * DAY + MINUTE, { attempts: 6 }),
+    ];
+    const kept = [
+      await seed(DELIVERED, 30 * DAY - MINUTE),
+      await seed(CANCELLED, 30 * DAY - MINUTE),
+      await seed(FAILED, 90 * DAY - MINUTE, { attempts: 6 }),
+      await seed(FAILED, 31 * DAY, { attempts: 6 }),
+      await seed(PENDING, 400 * DAY, { attempts: 3 }),
+    ];
+
+    expect(await purge()).toEqual({ delivered: 3, cancelled: 1, failed: 1, attempts: 2 + 2 + 2 + 1 + 6, events: 5 });
+
+    for (const { deliveryId } of deleted) expect(await exists(deliveryId)).toBe(false);
+    for (const { deliveryId } of kept) expect(await exists(deliveryId)).toBe(true);
+    expect(await count('webhook_delivery_attempts')).toBe(2 + 2 + 6 + 6 + 3);
+    expect(await count('webhook_events')).toBe(kept.length);
+    expect(await purge()).toEqual({ delivered: 0, cancelled: 0, failed: 0, attempts: 0, events: 0 });
+  });
+
+  it('keeps an event while a newer delivery of it (a redelivery) remains', async () => {
+    const old = await seed(DELIVERED, 45 * DAY);
+    const redelivery = await seed(DELIVERED, DAY, { eventId: old.eventId });
+
+    expect(await purge()).toMatchObject({ delivered: 1, events: 0 });
+    expect(await exists(old.deliveryId)).toBe(false);
+    expect(await exists(redelivery.deliveryId)).toBe(true);
+    expect(await count('webhook_events')).toBe(1);
+
+    clock.advance(30 * DAY);
+    expect(await purge()).toMatchObject({ delivered: 1, events: 1 });
+    expect(await count('webhook_events')).toBe(0);
+  });
+
+  it('removes a real delivery from the user\'s log once it is past retention, on a named daily job', async () => {
+    expect(t.app.get(SchedulerRegistry).getCronJob('webhook-delivery-retention')).toBeDefined();
+    const userId = 42;
+    await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url() })
+      .expect(200);
+    await t
+      .http()
+      .post(EVENTS)
+      .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
+      .send({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} })
+      .expect(202);
+    await receiver.waitForRequests(1);
+    await t.app.get(DeliveryWorker).idle();
+    const log = () => t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200);
+    const [delivery] = (await log()).body.data;
+    expect(delivery.status).toBe('DELIVERED');
+
+    clock.advance(29 * DAY);
+    expect(await purge()).toMatchObject({ delivered: 0 });
+    clock.advance(DAY + MINUTE);
+    expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1 });
+    expect((await log()).body.data).toEqual([]);
+    await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);
+  });
+});

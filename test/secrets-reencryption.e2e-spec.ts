@@ -1,0 +1,202 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { DbType } from '../src/config/app-config';
+import type { EncryptionKey } from '../src/notifications/notifications-options.interface';
+import { SecretCipher } from '../src/notifications/secrets/secret-cipher';
+import { SecretsReencryption, UnconfiguredKeysError } from '../src/notifications/secrets/secrets-reencryption';
+import { associatedData } from '../src/notifications/secrets/secrets.service';
+import { WebhookSigningSecret } from '../src/notifications/secrets/webhook-signing-secret.entity';
+import { WebhookSigningSecretRepository } from '../src/notifications/secrets/webhook-signing-secret.repository';
+import type { SealedSecret } from '../src/notifications/secrets/secret-cipher';
+import { verifyWebhookSignature } from '../src/notifications/delivery/webhook-signature';
+import { startTestAppOn, TEST_JWT_SECRET, type TestApp } from './support/test-app';
+import { persistentDatabase } from './support/persistent-database';
+import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
+
+const SETTINGS = '/api/v1/settings/notifications';
+const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
+const keySpec = (...keys: EncryptionKey[]) => keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',');
+
+interface SecretRow {
+  id: number;
+  preference_id: number;
+  key_id: string;
+  ciphertext: string;
+}
+
+describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) => {
+  const oldKey = key('old');
+  const newKey = key('new');
+  let receiver: WebhookReceiver;
+  let t: TestApp;
+  let user = 0;
+
+  beforeAll(async () => {
+    receiver = await startWebhookReceiver();
+    t = await startTestAppOn(await kind.create(), { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, encryptionKeys: [newKey, oldKey] });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  const rows = (): Promise<SecretRow[]> => t.dataSource.query('SELECT id, preference_id, key_id, ciphertext FROM webhook_signing_secrets ORDER BY id');
+  const rowOf = async (preferenceId: number) => (await rows()).find((row) => Number(row.preference_id) === preferenceId)!;
+  const preferenceIdOf = async (userId: number, type: string) =>
+    Number((await t.dataSource.query('SELECT id FROM notification_preferences WHERE user_id = ? AND type = ? AND channel = ?', [userId, type, 'WEBHOOK']))[0].id);
+  const writeSealed = (preferenceId: number, sealed: SealedSecret) =>
+    t.dataSource.query('UPDATE webhook_signing_secrets SET key_id = ?, ciphertext = ? WHERE preference_id = ?', [sealed.keyId, sealed.ciphertext, preferenceId]);
+
+  /** A webhook whose secret row was written before the key rotation: sealed with `sealWith`. */
+  const legacyWebhook = async (type = 'RATE_SPIKE', sealWith = oldKey) => {
+    const userId = ++user;
+    const response = await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url(`/u${userId}`) })
+      .expect(200);
+    const secret: string = response.body.webhookSecret;
+    const preferenceId = await preferenceIdOf(userId, type);
+    expect((await rowOf(preferenceId)).key_id).toBe('new');
+    await writeSealed(preferenceId, new SecretCipher([sealWith]).seal(secret, associatedData(preferenceId)));
+    return { userId, type, secret, preferenceId };
+  };
+  const testSendVerifies = async ({ userId, type, secret }: { userId: number; type: string; secret: string }) => {
+    receiver.requests.length = 0;
+    await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type }).expect(200);
+    const [request] = receiver.requests;
+    return verifyWebhookSignature({
+      secret,
+      timestamp: request.headers['x-service-timestamp'] as string,
+      signature: request.headers['x-service-signature'] as string,
+      rawBody: request.rawBody,
+      toleranceSeconds: 300,
+    });
+  };
+  const reencryption = () => t.app.get(SecretsReencryption);
+
+  it('seals new secrets with the newest key and reads each row with the key id stored in it', async () => {
+    const legacy = await legacyWebhook();
+    expect((await rowOf(legacy.preferenceId)).key_id).toBe('old');
+    expect(await testSendVerifies(legacy)).toBe(true);
+  });
+
+  it('re-encrypts every row with the newest key in batches, idempotently, and the secrets keep working', async () => {
+    const legacy = [await legacyWebhook('RATE_SPIKE'), await legacyWebhook('RATE_DROP'), await legacyWebhook('LOAN_EXECUTED')];
+    const before = await rows();
+    const onOld = before.filter((row) => row.key_id === 'old').length;
+
+    const report = await reencryption().run(2);
+    expect(report).toEqual({ keyId: 'new', alreadyCurrent: before.length - onOld, reencrypted: onOld, changedMeanwhile: 0 });
+    const after = await rows();
+    expect(after.map((row) => row.key_id)).toEqual(after.map(() => 'new'));
+    const onlyNewKey = new SecretCipher([newKey]);
+    for (const { preferenceId, secret } of legacy) {
+      expect(onlyNewKey.open({ keyId: 'new', ciphertext: (await rowOf(preferenceId)).ciphertext }, associatedData(preferenceId))).toBe(secret);
+    }
+    expect(await testSendVerifies(legacy[1])).toBe(true);
+
+    expect(await reencryption().run(2)).toEqual({ keyId: 'new', alreadyCurrent: after.length, reencrypted: 0, changedMeanwhile: 0 });
+    expect(await rows()).toEqual(after);
+  });
+
+  it('leaves a secret rotated between its read and its write as the rotation set it', async () => {
+    const legacy = await legacyWebhook('STALE_OFFER');
+    let rotatedSecret = '';
+    const racingRepository = new (class extends WebhookSigningSecretRepository {
+      override async replaceIfUnchanged(read: WebhookSigningSecret, sealed: SealedSecret): Promise<boolean> {
+        if (Number(read.preferenceId) === legacy.preferenceId) {
+          const rotated = await t.http().post(`${SETTINGS}/webhook/rotate-secret`).set('Authorization', t.bearer(legacy.userId)).send({ type: legacy.type }).expect(200);
+          rotatedSecret = rotated.body.webhookSecret;
+        }
+        return super.replaceIfUnchanged(read, sealed);
+      }
+    })(t.dataSource.getRepository(WebhookSigningSecret));
+
+    const report = await new SecretsReencryption(racingRepository, new SecretCipher([newKey, oldKey])).run();
+    expect(report.changedMeanwhile).toBe(1);
+    expect(rotatedSecret).toMatch(/^whsec_/);
+    expect(await testSendVerifies({ ...legacy, secret: rotatedSecret })).toBe(true);
+    expect(await testSendVerifies(legacy)).toBe(false);
+  });
+
+  it('refuses to start when a row names a key id that is not configured, naming the key id and never the secret', async () => {
+    const retired = await legacyWebhook('IDLE_CASH', key('retired'));
+    const untouched = await legacyWebhook('FEE_TIER_CHANGED');
+    try {
+      const failure = await reencryption()
+        .run()
+        .then(() => new Error('run() succeeded'), (error: Error) => error);
+      expect(failure).toBeInstanceOf(UnconfiguredKeysError);
+      expect(failure.message).toContain('"retired" (1 secret)');
+      expect(failure.message).not.toContain(retired.secret.slice(6));
+      expect((await rowOf(untouched.preferenceId)).key_id).toBe('old');
+    } finally {
+      await t.dataSource.query('DELETE FROM webhook_signing_secrets WHERE preference_id = ?', [retired.preferenceId]);
+    }
+  });
+});
+
+describe.each(TEST_DATABASE_KINDS)('npm run secrets:reencrypt on $name', (kind) => {
+  const oldKey = key('old');
+  const newKey = key('new');
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await persistentDatabase(kind);
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const runCommand = async (...keys: EncryptionKey[]) => {
+    const env = {
+      ...process.env,
+      NODE_ENV: 'test',
+      JWT_SECRET: TEST_JWT_SECRET,
+      SECRETS_ENCRYPTION_KEY: keySpec(...keys),
+      ...(database.config.type === DbType.sqlite
+        ? { DB_TYPE: 'sqlite', DB_PATH: database.config.path }
+        : { DB_TYPE: 'mysql', DATABASE_URL: database.config.url }),
+    };
+    try {
+      const { stdout, stderr } = await promisify(execFile)('npm', ['run', '-s', 'secrets:reencrypt', '--', '--batch-size=1'], { env });
+      return { code: 0, stdout, stderr };
+    } catch (error) {
+      const { code, stdout, stderr } = error as { code: number; stdout: string; stderr: string };
+      return { code, stdout, stderr };
+    }
+  };
+
+  it('re-encrypts the rows of a real database, reports counts, and names a missing key id', async () => {
+    const app = await startTestAppOn(database, { encryptionKeys: [oldKey] });
+    const secrets: string[] = [];
+    for (const [userId, type] of [[1, 'RATE_SPIKE'], [2, 'RATE_DROP']] as const) {
+      const response = await app
+        .http()
+        .put(SETTINGS)
+        .set('Authorization', app.bearer(userId))
+        .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
+        .expect(200);
+      secrets.push(response.body.webhookSecret);
+    }
+    await app.app.close();
+
+    const missingKey = await runCommand(newKey);
+    expect(missingKey.code).toBe(1);
+    expect(missingKey.stderr).toContain('"old" (2 secrets)');
+    for (const secret of secrets) expect(missingKey.stderr + missingKey.stdout).not.toContain(secret.slice(6));
+
+    const first = await runCommand(newKey, oldKey);
+    expect(first.stdout).toContain('Re-encrypted 2 signing secret(s) with key "new"; 0 already used it; 0 rotated meanwhile');
+    expect(first.stdout).toContain('Secrets by key id now: new=2.');
+
+    const oldKeyRetired = await runCommand(newKey);
+    expect(oldKeyRetired.code).toBe(0);
+    expect(oldKeyRetired.stdout).toContain('Re-encrypted 0 signing secret(s) with key "new"; 2 already used it');
+    for (const output of [first, oldKeyRetired]) for (const secret of secrets) expect(output.stdout + output.stderr).not.toContain(secret.slice(6));
+  }, 180_000);
+});
