@@ -1,5 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
 
 export enum NodeEnv {
   development = 'development',
@@ -152,9 +153,10 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   const problems = errors.flatMap((error) => Object.values(error.constraints ?? {}));
   if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
-  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? 5000;
-  if (variables.DELIVERY_LEASE_MS !== undefined && variables.DELIVERY_LEASE_MS <= timeoutMs) {
-    problems.push(`DELIVERY_LEASE_MS must be greater than DELIVERY_TIMEOUT_MS (${timeoutMs})`);
+  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? 5_000;
+  const leaseMs = variables.DELIVERY_LEASE_MS ?? 60_000;
+  if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
+    problems.push(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }
   if (variables.NODE_ENV === NodeEnv.production) {
     if (!variables.JWT_SECRET) problems.push('JWT_SECRET is required when NODE_ENV=production');

@@ -31,7 +31,8 @@ describe('loadAppConfig', () => {
     [{ DELIVERY_CONCURRENCY: '0' }, 'DELIVERY_CONCURRENCY'],
     [{ DELIVERY_BATCH_SIZE: 'many' }, 'DELIVERY_BATCH_SIZE'],
     [{ DELIVERY_TIMEOUT_MS: '50' }, 'DELIVERY_TIMEOUT_MS'],
-    [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS must be greater than DELIVERY_TIMEOUT_MS (5000)'],
+    [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS (4000) must exceed DELIVERY_TIMEOUT_MS (5000) by more than 1000 ms'],
+    [{ DELIVERY_TIMEOUT_MS: '60000' }, 'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 1000 ms'],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
   ])('refuses %j naming %s', (env, variable) => {

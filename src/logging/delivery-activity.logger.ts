@@ -1,4 +1,4 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { PinoLogger } from 'nestjs-pino';
 import type { Subscription } from 'rxjs';
 import { DeliveryEvents } from '../notifications/delivery/delivery-events';
@@ -9,7 +9,7 @@ import { DeliveryStatus } from '../notifications/delivery/webhook-delivery.entit
  * Ids, outcome and timing only: never the URL (it may carry a token), headers or body.
  */
 @Injectable()
-export class DeliveryActivityLogger implements OnModuleDestroy {
+export class DeliveryActivityLogger implements OnApplicationShutdown {
   private readonly subscriptions: Subscription[];
 
   constructor(events: DeliveryEvents, logger: PinoLogger) {
@@ -28,7 +28,8 @@ export class DeliveryActivityLogger implements OnModuleDestroy {
     ];
   }
 
-  onModuleDestroy(): void {
+  // Not onModuleDestroy: the worker records its last attempts after that, in beforeApplicationShutdown.
+  onApplicationShutdown(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
   }
 }

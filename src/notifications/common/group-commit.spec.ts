@@ -28,15 +28,16 @@ describe('GroupCommit', () => {
     expect(groups).toEqual([[1, 2], [3, 4], [5]]);
   });
 
-  it('rejects every item of a failed group and goes on with the next', async () => {
-    let calls = 0;
+  it('retries a failed group item by item, so only the item at fault is rejected', async () => {
     const commits = new GroupCommit<number, number>(async (items) => {
-      calls++;
-      if (calls === 1) throw new Error('database gone');
+      if (items.includes(2)) throw new Error(`cannot store ${items.join(',')}`);
       return items;
-    }, 2);
+    }, 10);
     const results = await Promise.allSettled([1, 2, 3].map((item) => commits.submit(item)));
-    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'fulfilled']);
-    await commits.idle();
+    expect(results).toEqual([
+      { status: 'fulfilled', value: 1 },
+      { status: 'rejected', reason: new Error('cannot store 2') },
+      { status: 'fulfilled', value: 3 },
+    ]);
   });
 });

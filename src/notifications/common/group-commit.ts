@@ -6,7 +6,8 @@ interface Pending<T, R> {
 
 /**
  * Group commit: items submitted while a commit runs wait and are committed together by the next
- * one, so a busy worker pays one transaction per group instead of one per item.
+ * one, so a busy worker pays one transaction per group instead of one per item. When a group fails,
+ * its items are committed one by one, so only the item at fault is rejected.
  */
 export class GroupCommit<T, R> {
   private pending: Pending<T, R>[] = [];
@@ -37,9 +38,22 @@ export class GroupCommit<T, R> {
         const results = await this.commit(group.map((entry) => entry.item));
         group.forEach((entry, index) => entry.resolve(results[index]));
       } catch (error) {
-        group.forEach((entry) => entry.reject(error));
+        if (group.length === 1) group[0].reject(error);
+        else await this.commitOneByOne(group);
       }
     }
     this.running = null;
+  }
+
+  // A failed group is retried item by item, so one bad item fails alone.
+  private async commitOneByOne(group: readonly Pending<T, R>[]): Promise<void> {
+    for (const entry of group) {
+      try {
+        const [result] = await this.commit([entry.item]);
+        entry.resolve(result);
+      } catch (error) {
+        entry.reject(error);
+      }
+    }
   }
 }

@@ -16,6 +16,8 @@ export interface ClaimedDelivery {
   readonly type: EventType;
   readonly attemptCount: number;
   readonly lockToken: string;
+  /** When the lease ends (epoch ms): after that another instance may take the delivery. */
+  readonly lockedUntil: number;
   readonly body: string;
 }
 
@@ -229,11 +231,19 @@ export class DeliveryOutboxRepository {
       .addSelect('d.userId', 'userId')
       .addSelect('d.type', 'type')
       .addSelect('d.attemptCount', 'attemptCount')
+      .addSelect('d.lockedUntil', 'lockedUntil')
       .addSelect('e.body', 'body')
       .where('d.lockedBy = :token', { token })
       .orderBy('d.id', 'ASC')
       .getRawMany<Omit<ClaimedDelivery, 'lockToken'>>();
-    return rows.map((row) => ({ ...row, id: Number(row.id), userId: Number(row.userId), attemptCount: Number(row.attemptCount), lockToken: token }));
+    return rows.map((row) => ({
+      ...row,
+      id: Number(row.id),
+      userId: Number(row.userId),
+      attemptCount: Number(row.attemptCount),
+      lockedUntil: Number(row.lockedUntil),
+      lockToken: token,
+    }));
   }
 
   private newDelivery(eventId: string, userId: number, type: EventType, lease: Lease): Partial<WebhookDelivery> {

@@ -1,4 +1,5 @@
 import { SERVICE_VERSION } from '../../version';
+import { positiveInteger } from '../common/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 
 /** The resolved delivery settings of one module instance. */
@@ -13,14 +14,20 @@ export interface DeliverySettings {
 
 export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 
+/** An attempt starts only if it can finish, and be recorded, this long before its lease ends. */
+export const LEASE_MARGIN_MS = 1_000;
+
 export function deliverySettings(options: NotificationsModuleOptions): DeliverySettings {
-  const tuning = options.delivery ?? {};
+  const { concurrency = 64, batchSize = 200, leaseMs = 60_000, timeoutMs = 5_000, shutdownGraceMs = 10_000 } = options.delivery ?? {};
+  if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
+    throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
+  }
   return {
-    concurrency: tuning.concurrency ?? 64,
-    batchSize: tuning.batchSize ?? 200,
-    leaseMs: tuning.leaseMs ?? 60_000,
-    timeoutMs: tuning.timeoutMs ?? 5_000,
-    shutdownGraceMs: tuning.shutdownGraceMs ?? 10_000,
+    concurrency: positiveInteger('delivery.concurrency', concurrency),
+    batchSize: positiveInteger('delivery.batchSize', batchSize),
+    leaseMs: positiveInteger('delivery.leaseMs', leaseMs),
+    timeoutMs: positiveInteger('delivery.timeoutMs', timeoutMs),
+    shutdownGraceMs: positiveInteger('delivery.shutdownGraceMs', shutdownGraceMs),
     userAgent: `Service/${SERVICE_VERSION} (+${options.serviceSite ?? 'https://funding.example.com'})`,
   };
 }

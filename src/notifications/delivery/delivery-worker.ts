@@ -7,8 +7,8 @@ import { Limiter } from '../common/limiter';
 import { PreferencesService, type WebhookTarget, webhookKey } from '../preferences/preferences.service';
 import { type AttemptRecord, type ClaimedDelivery, DeliveryOutboxRepository, type Lease } from './delivery-outbox.repository';
 import { DeliveryEvents } from './delivery-events';
-import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
-import { WebhookSender } from './http/webhook-sender';
+import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from './delivery-settings';
+import { type AttemptResult, WebhookSender } from './http/webhook-sender';
 import { nextAttemptAt } from './retry-policy';
 import { DeliveryStatus } from './webhook-delivery.entity';
 import { buildWebhookRequest } from './webhook-request';
@@ -52,15 +52,11 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     void this.track(this.attemptAll(claims, targets));
   }
 
-  /** Attempts the deliveries and resolves when all are recorded; `targets` saves the lookup when the caller has them. */
-  async attemptAll(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<void> {
-    await Promise.all(await this.startAttempts(claims, targets));
-  }
-
   /**
    * Attempts every delivery due now and resolves with how many were claimed. Claims are topped up in
    * batches while earlier ones are still being attempted, so one slow receiver never holds up a
-   * whole batch, and at most `batchSize` claims are held at a time, so leases never wait long unused.
+   * whole batch, and at most `batchSize` claims are held at a time. An attempt whose lease would end
+   * before it could finish is not made (the next run takes the delivery), so no attempt is sent twice.
    */
   drainDue(): Promise<number> {
     return this.track(this.drain());
@@ -105,10 +101,24 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     return claimed;
   }
 
-  /** Queues one attempt per claim behind the concurrency limit; each promise settles once that attempt is recorded. */
+  private async attemptAll(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<void> {
+    await Promise.all(await this.startAttempts(claims, targets));
+  }
+
+  /**
+   * Queues one attempt per claim behind the concurrency limit; each promise settles once that attempt
+   * is recorded. If the targets cannot be looked up, the claims are handed back for a later run.
+   */
   private async startAttempts(claims: readonly ClaimedDelivery[], targets?: Targets): Promise<Promise<void>[]> {
     if (claims.length === 0) return [];
-    const current = targets ?? (await this.preferences.webhookTargets(claims));
+    let current: Targets;
+    try {
+      current = targets ?? (await this.preferences.webhookTargets(claims));
+    } catch (error) {
+      this.logger.error(`Webhook targets of ${claims.length} deliveries could not be read; released for a later run`, (error as Error).stack);
+      await this.outbox.release(claims);
+      return [];
+    }
     return claims.map((claim) => this.limiter.run(() => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type)))));
   }
 
@@ -123,6 +133,11 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
       this.unstarted.push(claim);
       return;
     }
+    if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
+      // Queued too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
+      this.logger.debug(`Delivery ${claim.id}: lease ends before an attempt could finish; left for the next scheduler run`);
+      return;
+    }
     try {
       if (target) await this.send(claim, target);
       else await this.cancel(claim);
@@ -135,7 +150,7 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     const startedAt = this.clock.now();
     const attemptNumber = claim.attemptCount + 1;
     const request = buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt: attemptNumber, userAgent: this.settings.userAgent, nowMs: startedAt });
-    const result = await this.sender.send(request);
+    const result = target.unusableSecret ? refusedUnsigned(target.unusableSecret) : await this.sender.send(request);
     const next = result.outcome === 'success' ? null : nextAttemptAt(attemptNumber, this.clock.now());
     const status = result.outcome === 'success' ? DeliveryStatus.DELIVERED : next === null ? DeliveryStatus.FAILED : DeliveryStatus.PENDING;
     const recorded = await this.records.submit({ claim, record: { startedAt, result, status, nextAttemptAt: next } });
@@ -152,4 +167,9 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     const cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
     if (cancelled) this.events.deliveryCancelled.next({ deliveryId: claim.id, userId: claim.userId, type: claim.type });
   }
+}
+
+// An attempt that cannot be signed is not sent: it fails like a blocked address, and is retried on schedule.
+function refusedUnsigned(reason: string): AttemptResult {
+  return { outcome: 'blocked', statusCode: null, durationMs: 0, error: `blocked: ${reason}`, responseExcerpt: null };
 }

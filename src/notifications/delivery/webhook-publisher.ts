@@ -32,18 +32,20 @@ export class WebhookPublisher {
     return this.publishMany([event]);
   }
 
-  /** Validates every event (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
+  /** Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
   async publishMany(events: readonly PublishableEvent[]): Promise<PublishResultDto> {
     const now = this.clock.now();
-    const valid = events.map((event, index) => this.validated(event, index));
-    const targets = await this.preferences.webhookTargets(valid);
-    const withIds = valid.map((event) => ({ id: randomUUID(), event }));
-    const queued = withIds
+    const valid = events.map((input, index) => {
+      const event = this.validated(input, index);
+      return { id: randomUUID(), event, body: serialize(event, now, index) };
+    });
+    const targets = await this.preferences.webhookTargets(valid.map(({ event }) => event));
+    const queued = valid
       .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
-      .map(({ id, event }, index) => ({ id, userId: event.userId, type: event.type, body: serialize(event, now, index) }));
+      .map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type, body }));
     const claims = await this.outbox.enqueue(queued, this.worker.lease());
     this.worker.dispatch(claims, targets);
-    return { eventIds: withIds.map(({ id }) => id), queuedDeliveries: claims.length };
+    return { eventIds: valid.map(({ id }) => id), queuedDeliveries: claims.length };
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {

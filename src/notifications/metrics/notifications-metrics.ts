@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
@@ -32,7 +32,7 @@ const NAMES = {
  * database at scrape time. Registered on `metricsRegistry` if given, else on {@link registry} of its own.
  */
 @Injectable()
-export class NotificationsMetrics implements OnModuleDestroy {
+export class NotificationsMetrics implements OnApplicationShutdown {
   /** The registry the metrics are on; serve `await registry.metrics()` to expose them. */
   readonly registry: Registry;
   private readonly logger = new Logger(NotificationsMetrics.name);
@@ -92,7 +92,8 @@ export class NotificationsMetrics implements OnModuleDestroy {
   }
 
   /** Unregisters the metrics, so a shared registry can take a new instance of the module (tests, hot reload). */
-  onModuleDestroy(): void {
+  // Not onModuleDestroy: the worker records its last attempts after that, in beforeApplicationShutdown.
+  onApplicationShutdown(): void {
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     for (const name of Object.values(NAMES)) this.registry.removeSingleMetric(name);
   }

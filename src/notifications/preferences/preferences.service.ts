@@ -14,6 +14,8 @@ const { WEBHOOK } = NotificationChannel;
 export interface WebhookTarget {
   readonly url: string;
   readonly secret: string | null;
+  /** Why the stored secret cannot be used (it does not decrypt): attempts fail without a request until it is fixed. */
+  readonly unusableSecret?: string;
 }
 
 /** When a run of failed deliveries disables a webhook. */
@@ -122,7 +124,13 @@ export class PreferencesService {
       (p) => p.webhookUrl && wanted.has(webhookKey(p.userId, p.type)),
     );
     const secrets = await this.secrets.secretsForSigning(enabled.map((p) => p.id));
-    return new Map(enabled.map((p) => [webhookKey(p.userId, p.type), { url: p.webhookUrl!, secret: secrets.get(p.id) ?? null }]));
+    return new Map(
+      enabled.map((p) => {
+        const secret = secrets.get(p.id) ?? null;
+        const target = secret instanceof Error ? { url: p.webhookUrl!, secret: null, unusableSecret: secret.message } : { url: p.webhookUrl!, secret };
+        return [webhookKey(p.userId, p.type), target];
+      }),
+    );
   }
 
   /** The configured webhook URL and secret, enabled or not (for test sends). */

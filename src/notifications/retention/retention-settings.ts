@@ -1,3 +1,4 @@
+import { positiveInteger } from '../common/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -20,9 +21,4 @@ export function retentionSettings(options: NotificationsModuleOptions): Retentio
     failedMs: positiveInteger('retention.failedDays', failedDays) * DAY_MS,
     batchSize: positiveInteger('retention.batchSize', batchSize),
   };
-}
-
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number ≥ 1, got ${value}`);
-  return value;
 }

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { SecretCipher } from './secret-cipher';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
+import type { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
 /** Binds a ciphertext to its row: a ciphertext copied to another preference fails to open. */
@@ -9,6 +10,8 @@ export const associatedData = (preferenceId: number) => `webhook_signing_secrets
 /** Owns webhook signing secrets: generation, encryption at rest and the one-time reveal. */
 @Injectable()
 export class SecretsService {
+  private readonly logger = new Logger('WebhookSecrets');
+
   constructor(
     private readonly secrets: WebhookSigningSecretRepository,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
@@ -39,14 +42,30 @@ export class SecretsService {
     return this.secrets.preferenceIdsWithSecret(preferenceIds);
   }
 
-  /** The clear secret, for signing a delivery only. */
+  /** The clear secret, for signing a delivery only; throws when it cannot be decrypted. */
   async secretForSigning(preferenceId: number): Promise<string | null> {
-    return (await this.secretsForSigning([preferenceId])).get(preferenceId) ?? null;
+    const secret = (await this.secretsForSigning([preferenceId])).get(preferenceId) ?? null;
+    if (secret instanceof Error) throw secret;
+    return secret;
   }
 
-  /** The clear secrets of these preferences (those that have one), for signing deliveries only. */
-  async secretsForSigning(preferenceIds: readonly number[]): Promise<Map<number, string>> {
+  /**
+   * The clear secrets of these preferences (those that have one), for signing deliveries only. A
+   * secret that cannot be decrypted (its key id is not configured, or the row was tampered with) is
+   * an Error in the map, so it fails that preference's deliveries only.
+   */
+  async secretsForSigning(preferenceIds: readonly number[]): Promise<Map<number, string | Error>> {
     const records = await this.secrets.findByPreferenceIds(preferenceIds);
-    return new Map(records.map((record) => [record.preferenceId, this.cipher.open(record, associatedData(record.preferenceId))]));
+    return new Map(records.map((record) => [record.preferenceId, this.open(record)]));
+  }
+
+  private open(record: WebhookSigningSecret): string | Error {
+    try {
+      return this.cipher.open(record, associatedData(record.preferenceId));
+    } catch (error) {
+      const reason = error instanceof UnknownEncryptionKeyError ? error.message : 'the ciphertext does not authenticate';
+      this.logger.error(`Signing secret of webhook preference ${record.preferenceId} cannot be decrypted: ${reason}`);
+      return new Error(`signing secret cannot be decrypted: ${reason}`);
+    }
   }
 }

@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent } from 'undici';
 import type { WebhookUrlGuard } from '../../url-guard/url-guard';
+import { positiveInteger } from '../../common/positive-integer';
 import { blockedBeforeConnect } from './attempt-error';
 import type { AttemptResult, WebhookRequest } from './attempt-result';
 import { DeliveryAttempt } from './delivery-attempt';
@@ -47,13 +48,9 @@ export class WebhookSender {
 
   constructor(options: WebhookSenderOptions) {
     this.guard = options.guard;
-    this.timeoutMs = positiveInteger(options.timeoutMs, DEFAULT_WEBHOOK_TIMEOUT_MS, 'timeoutMs');
-    this.maxResponseBytes = positiveInteger(options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
-    const connections = positiveInteger(
-      options.connectionsPerOrigin,
-      DEFAULT_CONNECTIONS_PER_ORIGIN,
-      'connectionsPerOrigin',
-    );
+    this.timeoutMs = positiveInteger('WebhookSender timeoutMs', options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
+    this.maxResponseBytes = positiveInteger('WebhookSender maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+    const connections = positiveInteger('WebhookSender connectionsPerOrigin', options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN);
     this.agent = new Agent({
       connections,
       pipelining: 1,
@@ -123,12 +120,6 @@ function blockedResult(error: unknown, startedAt: number): AttemptResult {
   const { outcome, error: reason } = blockedBeforeConnect(error);
   const durationMs = Math.round(performance.now() - startedAt);
   return { outcome, statusCode: null, durationMs, error: reason, responseExcerpt: null };
-}
-
-function positiveInteger(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new RangeError(`WebhookSender: ${name} must be a positive integer`);
-  return value;
 }
 
 // A custom `ca` replaces Node's default store, which includes NODE_EXTRA_CA_CERTS: keep honouring it.

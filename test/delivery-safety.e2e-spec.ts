@@ -1,0 +1,57 @@
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
+import { TEST_DATABASE_KINDS } from './support/test-databases';
+
+const SETTINGS = '/api/v1/settings/notifications';
+const event = (userId: number, title = 'Rate spike') => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
+
+describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
+  describe('a signing secret that cannot be decrypted', () => {
+    let t: TestAppWithKit;
+    beforeAll(async () => (t = await startTestAppWithKit(kind)));
+    afterAll(() => t.close());
+
+    it('fails only that webhook’s attempts, without a request, and delivers everyone else’s', async () => {
+      await t.enableWebhook(1, 'RATE_SPIKE', '/one');
+      await t.enableWebhook(2, 'RATE_SPIKE', '/two');
+      const [{ id }] = await t.dataSource.query(`SELECT id FROM notification_preferences WHERE user_id = 1 AND channel = 'WEBHOOK'`);
+      await t.dataSource.query(`UPDATE webhook_signing_secrets SET key_id = 'retired' WHERE preference_id = ?`, [id]);
+
+      const published = await t.publish({ events: [event(1), event(2)] }).expect(202);
+      expect(published.body.queuedDeliveries).toBe(2);
+      await t.waitForDelivery({ userId: 2 });
+
+      expect(t.receiver.requests.map((request) => request.path)).toEqual(['/two']);
+      const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
+      expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+      const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
+      expect(detail.body.attempts[0]).toMatchObject({
+        outcome: 'blocked',
+        error: 'blocked: signing secret cannot be decrypted: No encryption key with id "retired" is configured',
+      });
+    });
+  });
+
+  describe('a lease that would end before the attempt could finish', () => {
+    let t: TestAppWithKit;
+    beforeAll(async () => (t = await startTestAppWithKit(kind, { delivery: { concurrency: 1, timeoutMs: 1_000, leaseMs: 10_000 } })));
+    afterAll(() => t.close());
+
+    it('does not send that attempt, so another instance taking the delivery over never sends it twice', async () => {
+      await t.enableWebhook(3, 'RATE_SPIKE');
+      t.receiver.respondNext(['hang']);
+      await t.publish({ events: [event(3, 'first'), event(3, 'second')] }).expect(202);
+      await t.receiver.waitForDelivery({ userId: 3 });
+
+      t.advance(8_000); // the second claim waits behind the hanging first one while its lease runs out
+      await t.settle();
+      expect(t.receiver.requests).toHaveLength(1);
+
+      t.advance(3_000); // the lease has ended: a scheduler run (of any instance) takes the delivery
+      expect(await t.runScheduler()).toBe(1);
+      const sent = t.receiver.requests.map((request) => `${request.eventId}#${request.attempt}`);
+      expect(sent).toHaveLength(2);
+      expect(new Set(sent).size).toBe(2);
+      expect(JSON.parse(t.receiver.requests[1].rawBody.toString()).title).toBe('second');
+    });
+  });
+});
