@@ -1,13 +1,10 @@
 import { JwtService } from '@nestjs/jwt';
 import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
-import { startTestApp, TEST_JWT_SECRET, type TestApp } from './support/test-app';
+import { startTestApp, TEST_JWT_SECRET } from './support/test-app';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'A valid bearer token is required' };
 
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -16,17 +13,12 @@ const signed = (claims: object, secret = TEST_JWT_SECRET, algorithm: 'HS256' | '
   new JwtService({ secret }).sign(claims, { algorithm });
 
 describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let t: TestApp;
+  let t: TestAppWithKit;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    t = await startTestApp(kind, { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, internalApiToken: INTERNAL_TOKEN, rateLimits: false });
+    t = await startTestAppWithKit(kind, { rateLimits: false });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
 
   describe('user tokens on the settings API', () => {
     it.each([
@@ -72,10 +64,9 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
   describe("another user's deliveries", () => {
     it('answers 404, exactly as for an id that does not exist, on detail and redeliver', async () => {
       const owner = 101;
-      await t.http().put(SETTINGS).set('Authorization', t.bearer(owner)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url('/owner') }).expect(200);
-      await t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send({ userId: owner, type: 'RATE_SPIKE', severity: 'INFO', title: 't', body: 'b' }).expect(202);
-      await receiver.waitForRequests(1);
-      await t.app.get(DeliveryWorker).idle();
+      await t.enableWebhook(owner, 'RATE_SPIKE', '/owner');
+      await t.publish({ userId: owner, type: 'RATE_SPIKE', severity: 'INFO', title: 't', body: 'b' }).expect(202);
+      await t.waitForDelivery({ userId: owner });
       const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(owner)).expect(200)).body.data;
       await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(owner)).expect(200);
 
@@ -86,7 +77,7 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
       expect(Object.keys(theirs.body)).toEqual(Object.keys(missing.body));
       await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', intruder).expect(404);
       expect((await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', intruder).expect(200)).body.data).toEqual([]);
-      expect(receiver.requests).toHaveLength(1);
+      expect(t.receiver.requests).toHaveLength(1);
     });
   });
 
@@ -94,13 +85,13 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
     const event = { userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 't', body: 'b' };
     it.each([
       ['no token', undefined],
-      ['a wrong token of the same length', `Bearer ${'x'.repeat(INTERNAL_TOKEN.length)}`],
-      ['the token with one more character', `Bearer ${INTERNAL_TOKEN}x`],
-      ['a prefix of the token', `Bearer ${INTERNAL_TOKEN.slice(0, -1)}`],
-      ['the token without the Bearer scheme', INTERNAL_TOKEN],
+      ['a wrong token of the same length', `Bearer ${'x'.repeat(INTERNAL_API_TOKEN.length)}`],
+      ['the token with one more character', `Bearer ${INTERNAL_API_TOKEN}x`],
+      ['a prefix of the token', `Bearer ${INTERNAL_API_TOKEN.slice(0, -1)}`],
+      ['the token without the Bearer scheme', INTERNAL_API_TOKEN],
       ['a user JWT', 'user'],
     ])('answers 401 for %s', async (_, authorization) => {
-      const call = t.http().post(EVENTS);
+      const call = t.http().post(INTERNAL_EVENTS_PATH);
       if (authorization) call.set('Authorization', authorization === 'user' ? t.bearer(1) : authorization);
       const response = await call.send(event).expect(401);
       expect(response.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'A valid internal API token is required' });
@@ -109,7 +100,7 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
     it('answers 404 while no internal token is configured', async () => {
       const closed = await startTestApp(kind, { rateLimits: false });
       try {
-        const response = await closed.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send(event).expect(404);
+        const response = await closed.http().post(INTERNAL_EVENTS_PATH).set('Authorization', `Bearer ${INTERNAL_API_TOKEN}`).send(event).expect(404);
         expect(response.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
       } finally {
         await closed.close();

@@ -1,3 +1,6 @@
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/delivery-outbox.repository';
+import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
+import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 
@@ -52,6 +55,36 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
       expect(sent).toHaveLength(2);
       expect(new Set(sent).size).toBe(2);
       expect(JSON.parse(t.receiver.requests[1].rawBody.toString()).title).toBe('second');
+    });
+  });
+
+  describe('an instance whose lease was taken over', () => {
+    let t: TestAppWithKit;
+    beforeAll(async () => (t = await startTestAppWithKit(kind)));
+    afterAll(() => t.close());
+
+    it('cannot record its attempt over the new holder’s, while the new holder records its own', async () => {
+      await t.enableWebhook(4, 'RATE_SPIKE');
+      t.receiver.respondWith({ status: 503 });
+      await t.publish(event(4)).expect(202);
+      await t.waitForDelivery({ userId: 4 });
+      const outbox = t.app.get(DeliveryOutboxRepository);
+      const worker = t.app.get(DeliveryWorker);
+
+      t.advance(60_000);
+      const [stale] = await outbox.claimDue(10, worker.lease());
+      t.advance(61_000); // the first claim's lease ran out: another instance takes the delivery over
+      const [current] = await outbox.claimDue(10, worker.lease());
+      expect(current.id).toBe(stale.id);
+
+      const result = { outcome: 'success' as const, statusCode: 200, durationMs: 5, error: null, responseExcerpt: null };
+      const record = { startedAt: t.clock.now(), result, status: DeliveryStatus.DELIVERED, nextAttemptAt: null };
+      expect(await outbox.recordAttempts([{ claim: stale, record }, { claim: current, record }])).toEqual([false, true]);
+      const attempts = await outbox.attemptsOf(current.id);
+      expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.outcome])).toEqual([
+        [1, 'http_error'],
+        [2, 'success'],
+      ]);
     });
   });
 });

@@ -1,44 +1,25 @@
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
 import { verifyWebhookSignature } from '../src/notifications/delivery/webhook-signature';
-import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-scheduler';
 import { SERVICE_VERSION } from '../src/version';
-import { FakeClock } from './support/fake-clock';
-import { startTestApp, type TestApp } from './support/test-app';
+import { RECEIVER_HOSTNAME, type ReceiverBehaviour } from '@funding/notification-webhooks/testing';
+import { INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { RECEIVER_HOSTNAME, startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const MINUTE = 60_000;
 const ATTEMPT_TIMEOUT_MS = 1_500;
 
 describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
   let user = 0;
   let userId: number;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    clock = new FakeClock();
-    t = await startTestApp(kind, {
-      allowedCidrs: ['127.0.0.0/8'],
-      extraCaPem: receiver.caPem,
-      clock,
-      internalApiToken: INTERNAL_TOKEN,
-      delivery: { timeoutMs: ATTEMPT_TIMEOUT_MS },
-    });
+    t = await startTestAppWithKit(kind, { delivery: { timeoutMs: ATTEMPT_TIMEOUT_MS } });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
-    receiver.requests.length = 0;
-    receiver.respondWith({ status: 204 });
+    t.receiver.clear();
   });
 
   const enable = async (type = 'RATE_SPIKE', path = `/u${userId}`) => {
@@ -46,22 +27,19 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       .http()
       .put(SETTINGS)
       .set('Authorization', t.bearer(userId))
-      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url(path) })
+      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(path) })
       .expect(200);
     return response.body.webhookSecret as string;
   };
   const event = (overrides: object = {}) => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Rate spike', body: 'USD FRR 0.08%', payload: { currency: 'USD', rate: 0.0008 }, ...overrides });
-  const publish = (body: object) => t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send(body);
-  const settled = () => t.app.get(DeliveryWorker).idle();
-  const tick = () => t.app.get(DeliveryScheduler).tick();
   const deliveries = async () => (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200)).body;
 
   it('delivers a signed request whose body and headers follow the spec', async () => {
     const secret = await enable();
-    const published = await publish(event({ createdAt: '2026-11-22T11:59:00.000Z' })).expect(202);
+    const published = await t.publish(event({ createdAt: '2026-11-22T11:59:00.000Z' })).expect(202);
     expect(published.body).toEqual({ eventIds: [expect.stringMatching(/^[0-9a-f-]{36}$/)], queuedDeliveries: 1 });
 
-    const [request] = await receiver.waitForRequests(1);
+    const [request] = await t.waitForDelivery({ userId });
     const raw = request.rawBody.toString('utf8');
     expect(request.method).toBe('POST');
     expect(request.path).toBe(`/u${userId}`);
@@ -79,7 +57,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       'x-service-type': 'RATE_SPIKE',
       'user-agent': `Service/${SERVICE_VERSION} (+https://funding.example.com)`,
       'x-service-event-id': published.body.eventIds[0],
-      'x-service-timestamp': String(Math.floor(clock.now() / 1000)),
+      'x-service-timestamp': String(Math.floor(t.clock.now() / 1000)),
     });
     expect(request.headers['x-service-signature']).toMatch(/^v1=[0-9a-f]{64}$/);
     const verified = verifyWebhookSignature({
@@ -88,19 +66,18 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       signature: request.headers['x-service-signature'] as string,
       rawBody: request.rawBody,
       toleranceSeconds: 300,
-      now: clock.now(),
+      now: t.clock.now(),
     });
     expect(verified).toBe(true);
 
-    await settled();
     const log = await deliveries();
     expect(log.data).toEqual([expect.objectContaining({ status: 'DELIVERED', attemptCount: 1, lastStatusCode: 204, eventId: published.body.eventIds[0] })]);
   });
 
   it('sends exactly the request the OpenAPI document describes under webhooks', async () => {
     await enable();
-    await publish(event()).expect(202);
-    const [request] = await receiver.waitForRequests(1);
+    await t.publish(event()).expect(202);
+    const [request] = await t.waitForDelivery({ userId });
 
     const document = (await t.http().get('/api/docs-json').expect(200)).body;
     const operation = document.webhooks.fundingEvent.post;
@@ -122,18 +99,17 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     ['resets the connection', 'reset', { outcome: 'connect_error', error: expect.stringMatching(/^connection (reset|closed) by the receiver$/) }],
   ] as const)('retries a receiver that %s, then delivers when it recovers', async (_, behaviour, failedAttempt) => {
     await enable();
-    receiver.respondWith(behaviour as Parameters<WebhookReceiver['respondWith']>[0]);
-    const published = await publish(event()).expect(202);
-    await receiver.waitForRequests(1);
-    await settled();
+    t.receiver.respondWith(behaviour as ReceiverBehaviour);
+    const published = await t.publish(event()).expect(202);
+    await t.waitForDelivery({ userId });
     const [pending] = (await deliveries()).data;
-    expect(pending).toMatchObject({ status: 'PENDING', attemptCount: 1, nextAttemptAt: new Date(clock.now() + MINUTE).toISOString() });
+    expect(pending).toMatchObject({ status: 'PENDING', attemptCount: 1, nextAttemptAt: new Date(t.clock.now() + MINUTE).toISOString() });
 
-    receiver.respondWith({ status: 200 });
-    clock.advance(MINUTE);
-    await tick();
+    t.receiver.respondWith({ status: 200 });
+    t.advance(MINUTE);
+    await t.runScheduler();
 
-    const [retry] = receiver.requests.slice(1);
+    const [retry] = t.receiver.requests.slice(1);
     expect(retry.headers).toMatchObject({ 'x-service-event-id': published.body.eventIds[0], 'x-service-attempt': '2' });
     const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${pending.id}`).set('Authorization', t.bearer(userId)).expect(200);
     expect(detail.body).toMatchObject({ status: 'DELIVERED', attemptCount: 2, lastStatusCode: 200 });
@@ -144,33 +120,32 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
   it('queues nothing for types without an enabled webhook', async () => {
     await enable('RATE_SPIKE');
-    const published = await publish({ events: [event({ type: 'RATE_DROP' }), event({ userId: userId + 500 })] }).expect(202);
+    const published = await t.publish({ events: [event({ type: 'RATE_DROP' }), event({ userId: userId + 500 })] }).expect(202);
     expect(published.body.queuedDeliveries).toBe(0);
     expect(published.body.eventIds).toHaveLength(2);
-    expect(await tick()).toBe(0);
-    expect(receiver.requests).toHaveLength(0);
+    expect(await t.runScheduler()).toBe(0);
+    expect(t.receiver.requests).toHaveLength(0);
   });
 
   it('retries a failing receiver on the exact schedule and marks the delivery FAILED after 6 attempts', async () => {
     await enable();
-    receiver.respondWith({ status: 500, body: 'upstream broke' });
-    await publish(event()).expect(202);
-    await receiver.waitForRequests(1);
-    await settled();
+    t.receiver.respondWith({ status: 500, body: 'upstream broke' });
+    await t.publish(event()).expect(202);
+    await t.waitForDelivery({ userId });
 
     for (const delay of [1, 5, 15, 60, 240].map((minutes) => minutes * MINUTE)) {
-      const before = receiver.requests.length;
-      clock.advance(delay - 1000);
-      await tick();
-      expect(receiver.requests).toHaveLength(before);
-      clock.advance(1000);
-      await tick();
-      expect(receiver.requests).toHaveLength(before + 1);
+      const before = t.receiver.requests.length;
+      t.advance(delay - 1000);
+      await t.runScheduler();
+      expect(t.receiver.requests).toHaveLength(before);
+      t.advance(1000);
+      await t.runScheduler();
+      expect(t.receiver.requests).toHaveLength(before + 1);
     }
-    clock.advance(24 * 60 * MINUTE);
-    await tick();
-    expect(receiver.requests).toHaveLength(6);
-    expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id'])).size).toBe(1);
+    t.advance(24 * 60 * MINUTE);
+    await t.runScheduler();
+    expect(t.receiver.requests).toHaveLength(6);
+    expect(new Set(t.receiver.requests.map((r) => r.headers['x-service-event-id'])).size).toBe(1);
 
     const [delivery] = (await deliveries()).data;
     expect(delivery).toMatchObject({ status: 'FAILED', attemptCount: 6, nextAttemptAt: null, lastStatusCode: 500 });
@@ -185,25 +160,23 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
   it('cancels a due retry without a request once the user disabled the webhook', async () => {
     await enable();
-    receiver.respondWith({ status: 503 });
-    await publish(event()).expect(202);
-    await receiver.waitForRequests(1);
-    await settled();
+    t.receiver.respondWith({ status: 503 });
+    await t.publish(event()).expect(202);
+    await t.waitForDelivery({ userId });
     await t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false }).expect(200);
-    clock.advance(MINUTE);
-    await tick();
-    expect(receiver.requests).toHaveLength(1);
+    t.advance(MINUTE);
+    await t.runScheduler();
+    expect(t.receiver.requests).toHaveLength(1);
     expect((await deliveries()).data[0]).toMatchObject({ status: 'CANCELLED', attemptCount: 1 });
   });
 
   it('redelivers the same event with the same event id', async () => {
     await enable();
-    await publish(event()).expect(202);
-    const [first] = await receiver.waitForRequests(1);
-    await settled();
+    await t.publish(event()).expect(202);
+    const [first] = await t.waitForDelivery({ userId });
     const [delivery] = (await deliveries()).data;
     await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(202);
-    const [, second] = await receiver.waitForRequests(2);
+    const [, second] = await t.waitForDelivery({ userId, count: 2 });
     expect(second.headers['x-service-event-id']).toBe(first.headers['x-service-event-id']);
     expect(second.rawBody.equals(first.rawBody)).toBe(true);
     await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId + 1000)).expect(404);
@@ -211,13 +184,12 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
   it('sends a signed test event on demand and reports the outcome', async () => {
     const secret = await enable('LOAN_EXECUTED');
-    receiver.respondWith({ status: 200, body: 'ok' });
+    t.receiver.respondWith({ status: 200, body: 'ok' });
     const result = await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'LOAN_EXECUTED' }).expect(200);
     expect(result.body).toMatchObject({ success: true, outcome: 'success', statusCode: 200, error: null, responseExcerpt: 'ok' });
-    const [request] = receiver.requests;
+    const [request] = t.receiver.requests;
     expect(JSON.parse(request.rawBody.toString()).payload).toEqual({ test: true });
-    const ok = verifyWebhookSignature({ secret, timestamp: request.headers['x-service-timestamp'] as string, signature: request.headers['x-service-signature'] as string, rawBody: request.rawBody, toleranceSeconds: 300, now: clock.now() });
-    expect(ok).toBe(true);
+    expect(request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() })).toBe(true);
     await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'RATE_DROP' }).expect(400);
   });
 
@@ -227,39 +199,34 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       ['a wrong token', 'Bearer wrong-token'],
       ['a user JWT', 'user'],
     ])('answers 401 with %s', async (_, authorization) => {
-      const call = t.http().post(EVENTS);
+      const call = t.http().post(INTERNAL_EVENTS_PATH);
       if (authorization) call.set('Authorization', authorization === 'user' ? t.bearer(userId) : authorization);
       await call.send(event()).expect(401);
     });
 
     it('answers 400 naming the field of the bad event', async () => {
-      const response = await publish({ events: [event(), event({ severity: 'LOUD' })] }).expect(400);
+      const response = await t.publish({ events: [event(), event({ severity: 'LOUD' })] }).expect(400);
       expect(response.body.errors).toEqual([{ field: 'events[1].severity', message: 'must be one of INFO, WARNING, ERROR' }]);
-      const single = await publish(event({ type: 'NOPE' })).expect(400);
+      const single = await t.publish(event({ type: 'NOPE' })).expect(400);
       expect(single.body.errors).toEqual([{ field: 'type', message: 'must be a known event type' }]);
     });
 
     it('refuses more than 1000 events', async () => {
-      const response = await publish({ events: Array.from({ length: 1001 }, () => event()) }).expect(400);
+      const response = await t.publish({ events: Array.from({ length: 1001 }, () => event()) }).expect(400);
       expect(response.body.errors[0]).toEqual({ field: 'events', message: 'must contain at most 1000 events' });
     });
   });
 });
 
 describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let t: TestApp;
+  let t: TestAppWithKit;
   const answers: string[][] = [];
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
     // Public when the URL is saved, loopback (not allow-listed here) when the delivery connects.
-    t = await startTestApp(kind, { extraCaPem: receiver.caPem, internalApiToken: INTERNAL_TOKEN, resolver: async () => answers.shift() ?? ['127.0.0.1'] });
+    t = await startTestAppWithKit(kind, { allowedCidrs: [], resolver: async () => answers.shift() ?? ['127.0.0.1'] });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
 
   it('fails an attempt whose host rebinds to a blocked address, without a packet reaching it', async () => {
     answers.push(['93.184.216.34']);
@@ -267,20 +234,14 @@ describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind
       .http()
       .put(SETTINGS)
       .set('Authorization', t.bearer(1))
-      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook` })
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `https://${RECEIVER_HOSTNAME}:${t.receiver.port}/hook` })
       .expect(200);
-    await t
-      .http()
-      .post(EVENTS)
-      .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
-      .send({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD' })
-      .expect(202);
-    await t.app.get(DeliveryWorker).idle();
-
+    await t.publish({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD' }).expect(202);
+    await t.settle();
     const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1, lastStatusCode: null });
     const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
     expect(detail.body.attempts[0]).toMatchObject({ outcome: 'blocked', error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)' });
-    expect(receiver.connections).toBe(0);
+    expect(t.receiver.connections).toBe(0);
   });
 });

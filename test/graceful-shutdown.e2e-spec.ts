@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startTestReceiver, type TestReceiver } from '@funding/notification-webhooks/testing';
 import Database from 'better-sqlite3';
 import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const JWT_SECRET = 'shutdown-test-jwt-secret-0123456789abcdef';
 const INTERNAL_TOKEN = 'shutdown-test-internal-token-0123456789abcdef';
@@ -14,12 +14,12 @@ const CONCURRENCY = 2;
 
 describe('graceful shutdown of a real service process on SIGTERM', () => {
   let dir: string;
-  let receiver: WebhookReceiver;
+  let receiver: TestReceiver;
   let service: ServiceProcess;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'nw-shutdown-'));
-    receiver = await startWebhookReceiver();
+    receiver = await startTestReceiver();
     writeFileSync(join(dir, 'receiver-ca.pem'), receiver.caPem);
     service = await startServiceProcess({
       NODE_ENV: 'production',

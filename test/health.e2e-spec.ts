@@ -1,10 +1,7 @@
 import { DataSource } from 'typeorm';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
 import { startTestApp, type TestApp } from './support/test-app';
+import { startTestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
-
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 
 describe.each(TEST_DATABASE_KINDS)('health probes on $name', (kind) => {
   let t: TestApp;
@@ -54,33 +51,18 @@ describe.each(TEST_DATABASE_KINDS)('health probes on $name', (kind) => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(1900);
   });
 
-  describe('with an attempt in flight', () => {
-    let receiver: WebhookReceiver;
-    beforeAll(async () => {
-      receiver = await startWebhookReceiver();
-    });
-    afterAll(async () => {
-      await receiver.close();
-    });
+  it('stays unready while the delivery workers drain an attempt in flight', async () => {
+    const kit = await startTestAppWithKit(kind, { delivery: { timeoutMs: 1500 } });
+    t = kit;
+    await kit.enableWebhook(1, 'RATE_SPIKE', '/slow');
+    kit.receiver.respondWith('hang');
+    await kit.publish({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Spike', body: 'USD' }).expect(202);
+    await kit.receiver.waitForDelivery({ userId: 1 });
 
-    it('stays unready while the delivery workers drain', async () => {
-      t = await startTestApp(kind, { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, internalApiToken: INTERNAL_TOKEN, delivery: { timeoutMs: 1500 } });
-      const bearer = t.bearer(1);
-      await t.http().put('/api/v1/settings/notifications').set('Authorization', bearer).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url('/slow') }).expect(200);
-      receiver.respondWith('hang');
-      await t
-        .http()
-        .post('/api/v1/internal/notifications/events')
-        .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
-        .send({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Spike', body: 'USD' })
-        .expect(202);
-      await receiver.waitForRequests(1);
-
-      const closing = t.app.close();
-      const during = await readinessDuring(closing);
-      await closing;
-      expect(during?.response.status).toBe(503);
-      await t.app.get(DeliveryWorker).idle();
-    });
+    const closing = t.app.close();
+    const during = await readinessDuring(closing);
+    await closing;
+    expect(during?.response.status).toBe(503);
+    await kit.settle();
   });
 });

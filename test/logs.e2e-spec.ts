@@ -1,15 +1,9 @@
 import type { DestinationStream } from 'pino';
 import { LogLevel } from '../src/config/app-config';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
-import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-scheduler';
-import { FakeClock } from './support/fake-clock';
-import { startTestApp, type TestApp } from './support/test-app';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-for-logs-0123456789abcdef';
 const METRICS_TOKEN = 'metrics-token-for-logs-0123456789abcdef';
 const COOKIE_VALUE = 'session-cookie-value-0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -49,31 +43,18 @@ class LogCapture implements DestinationStream {
 const capture = new LogCapture();
 
 describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
 
   beforeAll(async () => {
     capture.clear();
-    receiver = await startWebhookReceiver();
-    clock = new FakeClock();
-    t = await startTestApp(
-      kind,
-      { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, clock, internalApiToken: INTERNAL_TOKEN },
-      { config: { logLevel: LogLevel.trace, metricsToken: METRICS_TOKEN }, logDestination: capture },
-    );
+    t = await startTestAppWithKit(kind, {}, { config: { logLevel: LogLevel.trace, metricsToken: METRICS_TOKEN }, logDestination: capture });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
 
   it('logs a full flow (enable, deliver, fail, retry) as JSON by request id, with no secret, token or signature in it', async () => {
     const userId = 7;
     const bearer = t.bearer(userId);
-    const settled = () => t.app.get(DeliveryWorker).idle();
-    const publish = () =>
-      t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Spike', body: 'USD' }).expect(202);
+    const publish = () => t.publish({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Spike', body: 'USD' }).expect(202);
 
     const enabled = await t
       .http()
@@ -81,25 +62,22 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
       .set('Authorization', bearer)
       .set('Cookie', `session=${COOKIE_VALUE}`)
       .set('X-Request-Id', 'trace-enable-1')
-      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url('/hook') })
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url('/hook') })
       .expect(200);
     const webhookSecret = enabled.body.webhookSecret as string;
     expect(webhookSecret).toBeTruthy();
     expect(enabled.headers['x-request-id']).toBe('trace-enable-1');
 
     await publish();
-    await receiver.waitForRequests(1);
-    await settled();
-    receiver.respondWith({ status: 500, body: 'down' });
+    await t.waitForDelivery({ userId });
+    t.receiver.respondWith({ status: 500, body: 'down' });
     await publish();
-    await receiver.waitForRequests(2);
-    await settled();
-    clock.advance(60_000);
-    expect(await t.app.get(DeliveryScheduler).tick()).toBe(1);
-    await receiver.waitForRequests(3);
-    await settled();
+    await t.waitForDelivery({ userId, count: 2 });
+    t.advance(60_000);
+    expect(await t.runScheduler()).toBe(1);
+    await t.waitForDelivery({ userId, count: 3 });
 
-    const signatures = receiver.requests.map((request) => String(request.headers['x-service-signature']));
+    const signatures = t.receiver.requests.map((request) => String(request.headers['x-service-signature']));
     expect(signatures).toHaveLength(3);
     // A client that sends a signature header, a bad token and a malformed request id to the API.
     const refused = await t
@@ -122,7 +100,7 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
       req: { url: SETTINGS, headers: { authorization: '[Redacted]', cookie: '[Redacted]' } },
       res: { statusCode: 200 },
     });
-    expect(completed.filter((record) => record.req?.method === 'POST' && record.req.url === EVENTS)).toHaveLength(2);
+    expect(completed.filter((record) => record.req?.method === 'POST' && record.req.url === INTERNAL_EVENTS_PATH)).toHaveLength(2);
     const unauthorized = completed.find((record) => record.res?.statusCode === 401);
     expect(unauthorized).toMatchObject({ level: 40, reqId: refused.headers['x-request-id'], req: { headers: { 'x-service-signature': '[Redacted]' } } });
     expect(completed.filter((record) => /^\/(metrics|health)/.test(record.req?.url ?? ''))).toEqual([]);
@@ -138,7 +116,7 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
     const secrets = {
       webhookSecret,
       jwt: bearer.slice('Bearer '.length),
-      internalToken: INTERNAL_TOKEN,
+      internalToken: INTERNAL_API_TOKEN,
       metricsToken: METRICS_TOKEN,
       cookie: COOKIE_VALUE,
       forgedToken: 'forged.jwt.value-0123456789',

@@ -5,44 +5,26 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { register as globalRegister, Registry } from 'prom-client';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS, NotificationsMetrics, NotificationsModule } from '../src';
 import { databaseOptions } from '../src/database/database-options';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
-import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-scheduler';
-import { FakeClock } from './support/fake-clock';
 import { parsePrometheusText } from './support/prometheus-text';
-import { startTestApp, type TestApp } from './support/test-app';
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789ab';
 const MINUTE = 60_000;
 
 describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
   let user = 0;
   let userId: number;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    clock = new FakeClock();
-    t = await startTestApp(
-      kind,
-      { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, clock, internalApiToken: INTERNAL_TOKEN, delivery: { timeoutMs: 1500 } },
-      { config: { metricsToken: METRICS_TOKEN } },
-    );
+    t = await startTestAppWithKit(kind, { delivery: { timeoutMs: 1500 } }, { config: { metricsToken: METRICS_TOKEN } });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
-    receiver.requests.length = 0;
-    receiver.respondWith({ status: 204 });
+    t.receiver.clear();
   });
 
   const scrape = async () => {
@@ -59,12 +41,8 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
     const after = await scrape();
     return Object.fromEntries(series.map((s) => [s, after(s) - before(s)]));
   };
-  const enable = () =>
-    t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url(`/u${userId}`) }).expect(200);
-  const publish = () =>
-    t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Rate spike', body: 'USD' }).expect(202);
-  const settled = () => t.app.get(DeliveryWorker).idle();
-  const tick = () => t.app.get(DeliveryScheduler).tick();
+  const enable = () => t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
+  const publish = () => t.publish({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Rate spike', body: 'USD' }).expect(202);
 
   it('serves the Prometheus text format only with the metrics token', async () => {
     const anonymous = await t.http().get('/metrics').expect(401);
@@ -96,8 +74,7 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
     await enable();
     const before = await scrape();
     await publish();
-    await receiver.waitForRequests(1);
-    await settled();
+    await t.waitForDelivery({ userId });
     expect(
       await moved(before, [
         'webhook_attempts_total{outcome="success"}',
@@ -115,27 +92,26 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
 
   it('counts failures, the queue of due retries, scheduler runs and the final FAILED state', async () => {
     await enable();
-    receiver.respondWith({ status: 500 });
+    t.receiver.respondWith({ status: 500 });
     const before = await scrape();
     await publish();
-    await receiver.waitForRequests(1);
-    await settled();
+    await t.waitForDelivery({ userId });
 
     const afterFirst = await scrape();
     expect(afterFirst('webhook_attempts_total{outcome="http_error"}') - before('webhook_attempts_total{outcome="http_error"}')).toBe(1);
     expect(afterFirst('webhook_queue_depth{state="due"}')).toBe(0);
-    clock.advance(MINUTE);
+    t.advance(MINUTE);
     expect((await scrape())('webhook_queue_depth{state="due"}')).toBe(1);
 
-    expect(await tick()).toBe(1);
+    expect(await t.runScheduler()).toBe(1);
     const afterTick = await scrape();
     expect(afterTick('webhook_queue_depth{state="due"}')).toBe(0);
     expect(afterTick('webhook_scheduler_claimed_total') - before('webhook_scheduler_claimed_total')).toBe(1);
     expect(afterTick('webhook_scheduler_tick_duration_seconds_count') - before('webhook_scheduler_tick_duration_seconds_count')).toBe(1);
 
     for (const minutes of [5, 15, 60, 240]) {
-      clock.advance(minutes * MINUTE);
-      await tick();
+      t.advance(minutes * MINUTE);
+      await t.runScheduler();
     }
     expect(
       await moved(before, [
@@ -156,27 +132,26 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
 
   it('counts a retry cancelled because the webhook was disabled', async () => {
     await enable();
-    receiver.respondWith({ status: 503 });
+    t.receiver.respondWith({ status: 503 });
     await publish();
-    await receiver.waitForRequests(1);
-    await settled();
+    await t.waitForDelivery({ userId });
     const before = await scrape();
     await t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false }).expect(200);
-    clock.advance(MINUTE);
-    await tick();
+    t.advance(MINUTE);
+    await t.runScheduler();
     expect(await moved(before, ['webhook_deliveries_finished_total{state="CANCELLED"}'])).toEqual({ 'webhook_deliveries_finished_total{state="CANCELLED"}': 1 });
-    expect(receiver.requests.filter((request) => request.path === `/u${userId}`)).toHaveLength(1);
+    expect(t.receiver.requests.filter((request) => request.path === `/u${userId}`)).toHaveLength(1);
   });
 
   // Last: its timed-out delivery stays due for a retry that the ticks of a later test would make.
   it('shows an attempt in flight while the receiver holds it, then counts its timeout', async () => {
     await enable();
-    receiver.respondWith('hang');
+    t.receiver.respondWith('hang');
     const before = await scrape();
     await publish();
-    await receiver.waitForRequests(1);
+    await t.receiver.waitForDelivery({ userId });
     expect((await scrape())('webhook_queue_depth{state="in_flight"}') - before('webhook_queue_depth{state="in_flight"}')).toBe(1);
-    await settled();
+    await t.settle();
     expect(await moved(before, ['webhook_queue_depth{state="in_flight"}', 'webhook_attempts_total{outcome="timeout"}'])).toEqual({
       'webhook_queue_depth{state="in_flight"}': 0,
       'webhook_attempts_total{outcome="timeout"}': 1,

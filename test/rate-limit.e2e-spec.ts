@@ -8,23 +8,20 @@ import type { Request } from 'express';
 import request from 'supertest';
 import { NOTIFICATIONS_MIGRATIONS, NotificationsModule } from '../src';
 import { databaseOptions } from '../src/database/database-options';
-import { FakeClock } from './support/fake-clock';
-import { startTestApp, type TestApp } from './support/test-app';
+import { startTestApp } from './support/test-app';
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
 const SETTINGS = '/api/v1/settings/notifications';
 const MINUTE = 60_000;
 
 describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
   let user = 0;
   let userId: number;
 
   beforeAll(async () => {
-    clock = new FakeClock();
-    t = await startTestApp(kind, {
-      clock,
+    t = await startTestAppWithKit(kind, {
       rateLimits: { settings: { limit: 6, ttlMs: MINUTE }, testSend: { limit: 2, ttlMs: MINUTE }, redeliver: { limit: 2, ttlMs: MINUTE } },
     });
   });
@@ -53,9 +50,9 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
 
   it('counts down Retry-After with the clock and lets the user in again after the window', async () => {
     for (let i = 0; i < 6; i++) await get().expect(200);
-    clock.advance(20_000);
+    t.advance(20_000);
     expect((await get().expect(429)).headers['retry-after']).toBe('40');
-    clock.advance(40_000);
+    t.advance(40_000);
     await get().expect(200);
   });
 
@@ -78,7 +75,7 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
   });
 
   it('limits unauthenticated callers by IP before authentication', async () => {
-    clock.advance(MINUTE); // a fresh window for the loopback IP, whatever earlier tests spent
+    t.advance(MINUTE); // a fresh window for the loopback IP, whatever earlier tests spent
     for (let i = 0; i < 6; i++) await t.http().get(SETTINGS).set('Authorization', 'Bearer not.a.jwt').expect(401);
     const refused = await t.http().get(SETTINGS).expect(429);
     expect(refused.headers['retry-after']).toBe('60');

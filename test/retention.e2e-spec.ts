@@ -1,43 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../src/notifications/catalog/event-catalog';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { RetentionService } from '../src/notifications/retention/retention.service';
-import { FakeClock } from './support/fake-clock';
-import { startTestApp, type TestApp } from './support/test-app';
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 const { DELIVERED, CANCELLED, FAILED, PENDING } = DeliveryStatus;
 
 describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    clock = new FakeClock();
-    t = await startTestApp(kind, {
-      allowedCidrs: ['127.0.0.0/8'],
-      extraCaPem: receiver.caPem,
-      clock,
-      internalApiToken: INTERNAL_TOKEN,
-      retention: { batchSize: 2 },
-    });
+    t = await startTestAppWithKit(kind, { retention: { batchSize: 2 } });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
   beforeEach(async () => {
     for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events']) await t.dataSource.query(`DELETE FROM ${table}`);
   });
@@ -47,7 +29,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
 
   /** One event with one delivery last updated `ageMs` ago, and `attempts` attempts. */
   const seed = async (status: DeliveryStatus, ageMs: number, { eventId = randomUUID(), attempts = 2 } = {}) => {
-    const updatedAt = clock.now() - ageMs;
+    const updatedAt = t.clock.now() - ageMs;
     if (!(await t.dataSource.getRepository(WebhookEvent).findOneBy({ id: eventId }))) {
       await t.dataSource.getRepository(WebhookEvent).insert({ id: eventId, userId: 7, type: EventType.RATE_SPIKE, body: '{}', createdAt: updatedAt - DAY });
     }
@@ -57,7 +39,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
       type: EventType.RATE_SPIKE,
       status,
       attemptCount: attempts,
-      nextAttemptAt: status === PENDING ? clock.now() + MINUTE : null,
+      nextAttemptAt: status === PENDING ? t.clock.now() + MINUTE : null,
       createdAt: updatedAt - DAY,
       updatedAt,
     });
@@ -105,7 +87,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     expect(await exists(redelivery.deliveryId)).toBe(true);
     expect(await count('webhook_events')).toBe(1);
 
-    clock.advance(30 * DAY);
+    t.advance(30 * DAY);
     expect(await purge()).toMatchObject({ delivered: 1, events: 1 });
     expect(await count('webhook_events')).toBe(0);
   });
@@ -113,27 +95,16 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
   it('removes a real delivery from the user\'s log once it is past retention, on a named daily job', async () => {
     expect(t.app.get(SchedulerRegistry).getCronJob('webhook-delivery-retention')).toBeDefined();
     const userId = 42;
-    await t
-      .http()
-      .put(SETTINGS)
-      .set('Authorization', t.bearer(userId))
-      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url() })
-      .expect(200);
-    await t
-      .http()
-      .post(EVENTS)
-      .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
-      .send({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} })
-      .expect(202);
-    await receiver.waitForRequests(1);
-    await t.app.get(DeliveryWorker).idle();
+    await t.enableWebhook(userId, 'RATE_SPIKE');
+    await t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
+    await t.waitForDelivery({ userId });
     const log = () => t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200);
     const [delivery] = (await log()).body.data;
     expect(delivery.status).toBe('DELIVERED');
 
-    clock.advance(29 * DAY);
+    t.advance(29 * DAY);
     expect(await purge()).toMatchObject({ delivered: 0 });
-    clock.advance(DAY + MINUTE);
+    t.advance(DAY + MINUTE);
     expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1 });
     expect((await log()).body.data).toEqual([]);
     await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);

@@ -1,67 +1,37 @@
-import type { ReceivedRequest } from './support/webhook-receiver';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
-import { verifyWebhookSignature } from '../src/notifications/delivery/webhook-signature';
-import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-scheduler';
-import { FakeClock } from './support/fake-clock';
-import { startTestApp, type TestApp } from './support/test-app';
+import type { EventType } from '@funding/notification-webhooks';
+import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
 const ROTATE = `${SETTINGS}/webhook/rotate-secret`;
-const EVENTS = '/api/v1/internal/notifications/events';
-const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const MINUTE = 60_000;
 
 describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) => {
-  let receiver: WebhookReceiver;
-  let clock: FakeClock;
-  let t: TestApp;
+  let t: TestAppWithKit;
   let user = 0;
   let userId: number;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    clock = new FakeClock();
-    t = await startTestApp(kind, { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, clock, internalApiToken: INTERNAL_TOKEN });
+    t = await startTestAppWithKit(kind);
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
-    receiver.requests.length = 0;
-    receiver.respondWith({ status: 204 });
+    t.receiver.clear();
   });
 
   const put = (body: object) => t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send(body);
-  const enable = async (type = 'RATE_SPIKE') =>
-    (await put({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url(`/u${userId}`) }).expect(200)).body.webhookSecret as string;
+  const enable = (type: `${EventType}` = 'RATE_SPIKE') => t.enableWebhook(userId, type, `/u${userId}`);
   const rotate = (type: string, id = userId) => t.http().post(ROTATE).set('Authorization', t.bearer(id)).send({ type });
-  const publish = () =>
-    t
-      .http()
-      .post(EVENTS)
-      .set('Authorization', `Bearer ${INTERNAL_TOKEN}`)
-      .send({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} })
-      .expect(202);
-  const signedWith = (secret: string, request: ReceivedRequest) =>
-    verifyWebhookSignature({
-      secret,
-      timestamp: request.headers['x-service-timestamp'] as string,
-      signature: request.headers['x-service-signature'] as string,
-      rawBody: request.rawBody,
-      toleranceSeconds: 300,
-      now: clock.now(),
-    });
+  const publish = () => t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
+  const signedWith = (secret: string, request: ReceivedRequest) => request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() });
 
   it('returns a new secret once, and the very next attempt (a pending retry) is signed with it, not the old one', async () => {
     const oldSecret = await enable();
-    receiver.respondWith({ status: 503 });
+    t.receiver.respondWith({ status: 503 });
     await publish();
-    const [first] = await receiver.waitForRequests(1);
-    await t.app.get(DeliveryWorker).idle();
+    const [first] = await t.waitForDelivery({ userId });
     expect(signedWith(oldSecret, first)).toBe(true);
 
     const rotated = await rotate('RATE_SPIKE').expect(200);
@@ -69,7 +39,7 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
       type: 'RATE_SPIKE',
       channel: 'WEBHOOK',
       enabled: true,
-      webhookUrl: receiver.url(`/u${userId}`),
+      webhookUrl: t.receiver.url(`/u${userId}`),
       hasWebhookSecret: true,
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
       updatedAt: expect.any(String),
@@ -77,10 +47,10 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
     const newSecret: string = rotated.body.webhookSecret;
     expect(newSecret).not.toBe(oldSecret);
 
-    receiver.respondWith({ status: 204 });
-    clock.advance(MINUTE);
-    await t.app.get(DeliveryScheduler).tick();
-    const [, retry] = await receiver.waitForRequests(2);
+    t.receiver.respondWith({ status: 204 });
+    t.advance(MINUTE);
+    await t.runScheduler();
+    const [, retry] = await t.waitForDelivery({ userId, count: 2 });
     expect(retry.headers['x-service-attempt']).toBe('2');
     expect(signedWith(newSecret, retry)).toBe(true);
     expect(signedWith(oldSecret, retry)).toBe(false);
@@ -95,7 +65,7 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
     const oldSecret = await enable('LOAN_EXECUTED');
     const newSecret: string = (await rotate('LOAN_EXECUTED').expect(200)).body.webhookSecret;
     await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'LOAN_EXECUTED' }).expect(200);
-    const [request] = receiver.requests;
+    const [request] = t.receiver.requests;
     expect(signedWith(newSecret, request)).toBe(true);
     expect(signedWith(oldSecret, request)).toBe(false);
   });
@@ -115,10 +85,10 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
   });
 
   it('gives a webhook saved disabled its first secret, which a later enable does not reveal again', async () => {
-    await put({ type: 'IDLE_CASH', channel: 'WEBHOOK', enabled: false, webhookUrl: receiver.url() }).expect(200);
+    await put({ type: 'IDLE_CASH', channel: 'WEBHOOK', enabled: false, webhookUrl: t.receiver.url() }).expect(200);
     const rotated = await rotate('IDLE_CASH').expect(200);
     expect(rotated.body).toMatchObject({ enabled: false, hasWebhookSecret: true, webhookSecret: expect.stringMatching(/^whsec_/) });
-    const enabled = await put({ type: 'IDLE_CASH', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url() }).expect(200);
+    const enabled = await put({ type: 'IDLE_CASH', channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url() }).expect(200);
     expect(enabled.body).not.toHaveProperty('webhookSecret');
     expect(enabled.body.hasWebhookSecret).toBe(true);
   });

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { EventType } from '@funding/notification-webhooks';
 import { DbType } from '../src/config/app-config';
 import type { EncryptionKey } from '../src/notifications/notifications-options.interface';
 import { SecretCipher } from '../src/notifications/secrets/secret-cipher';
@@ -9,11 +10,10 @@ import { associatedData } from '../src/notifications/secrets/secrets.service';
 import { WebhookSigningSecret } from '../src/notifications/secrets/webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from '../src/notifications/secrets/webhook-signing-secret.repository';
 import type { SealedSecret } from '../src/notifications/secrets/secret-cipher';
-import { verifyWebhookSignature } from '../src/notifications/delivery/webhook-signature';
-import { startTestAppOn, TEST_JWT_SECRET, type TestApp } from './support/test-app';
+import { startTestAppOn, TEST_JWT_SECRET } from './support/test-app';
+import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { persistentDatabase } from './support/persistent-database';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver';
 
 const SETTINGS = '/api/v1/settings/notifications';
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
@@ -29,18 +29,13 @@ interface SecretRow {
 describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) => {
   const oldKey = key('old');
   const newKey = key('new');
-  let receiver: WebhookReceiver;
-  let t: TestApp;
+  let t: TestAppWithKit;
   let user = 0;
 
   beforeAll(async () => {
-    receiver = await startWebhookReceiver();
-    t = await startTestAppOn(await kind.create(), { allowedCidrs: ['127.0.0.0/8'], extraCaPem: receiver.caPem, encryptionKeys: [newKey, oldKey] });
+    t = await startTestAppWithKit(kind, { encryptionKeys: [newKey, oldKey] });
   });
-  afterAll(async () => {
-    await t.close();
-    await receiver.close();
-  });
+  afterAll(() => t.close());
 
   const rows = (): Promise<SecretRow[]> => t.dataSource.query('SELECT id, preference_id, key_id, ciphertext FROM webhook_signing_secrets ORDER BY id');
   const rowOf = async (preferenceId: number) => (await rows()).find((row) => Number(row.preference_id) === preferenceId)!;
@@ -50,31 +45,19 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
     t.dataSource.query('UPDATE webhook_signing_secrets SET key_id = ?, ciphertext = ? WHERE preference_id = ?', [sealed.keyId, sealed.ciphertext, preferenceId]);
 
   /** A webhook whose secret row was written before the key rotation: sealed with `sealWith`. */
-  const legacyWebhook = async (type = 'RATE_SPIKE', sealWith = oldKey) => {
+  const legacyWebhook = async (type: `${EventType}` = 'RATE_SPIKE', sealWith = oldKey) => {
     const userId = ++user;
-    const response = await t
-      .http()
-      .put(SETTINGS)
-      .set('Authorization', t.bearer(userId))
-      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url(`/u${userId}`) })
-      .expect(200);
-    const secret: string = response.body.webhookSecret;
+    const secret = await t.enableWebhook(userId, type, `/u${userId}`);
     const preferenceId = await preferenceIdOf(userId, type);
     expect((await rowOf(preferenceId)).key_id).toBe('new');
     await writeSealed(preferenceId, new SecretCipher([sealWith]).seal(secret, associatedData(preferenceId)));
     return { userId, type, secret, preferenceId };
   };
   const testSendVerifies = async ({ userId, type, secret }: { userId: number; type: string; secret: string }) => {
-    receiver.requests.length = 0;
+    t.receiver.clear();
     await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type }).expect(200);
-    const [request] = receiver.requests;
-    return verifyWebhookSignature({
-      secret,
-      timestamp: request.headers['x-service-timestamp'] as string,
-      signature: request.headers['x-service-signature'] as string,
-      rawBody: request.rawBody,
-      toleranceSeconds: 300,
-    });
+    const [request] = t.receiver.requests;
+    return request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() });
   };
   const reencryption = () => t.app.get(SecretsReencryption);
 

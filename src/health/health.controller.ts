@@ -1,7 +1,6 @@
 import { Controller, Get, UseFilters } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
-import { SkipThrottle } from '@nestjs/throttler';
 import { AcceptingTrafficIndicator } from './accepting-traffic.indicator';
 import { HealthCheckFailedFilter } from './health-check-failed.filter';
 
@@ -9,7 +8,6 @@ const DATABASE_PING_TIMEOUT_MS = 1000;
 
 /** Probes for the orchestrator: live = the process answers; ready = it should get traffic. */
 @ApiExcludeController()
-@SkipThrottle()
 @UseFilters(HealthCheckFailedFilter)
 @Controller('health')
 export class HealthController {

@@ -1,12 +1,10 @@
 import { Controller, Get, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { NotificationsMetrics } from '../notifications/metrics/notifications-metrics';
 import { MetricsTokenGuard } from './metrics-token.guard';
 
 @ApiExcludeController()
-@SkipThrottle()
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: NotificationsMetrics) {}

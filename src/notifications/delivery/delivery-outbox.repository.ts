@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
-import { isTransientLockError } from '../common/database-errors';
+import { shortTransaction } from '../common/short-transaction';
 import type { AttemptResult } from './http/webhook-sender';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
@@ -50,7 +50,6 @@ export interface DeliveryPage {
 }
 
 const INSERT_CHUNK = 500;
-const DEADLOCK_RETRIES = 5;
 
 /**
  * The outbox: events, their deliveries and attempts. The only place that knows the claim SQL:
@@ -82,7 +81,7 @@ export class DeliveryOutboxRepository {
 
   /** Leases up to `limit` due deliveries whose lease is free or expired. */
   async claimDue(limit: number, lease: Lease): Promise<ClaimedDelivery[]> {
-    const claimed = await this.queueTransaction(async (manager) => {
+    const claimed = await shortTransaction(this.dataSource, async (manager) => {
       const candidates = this.due(manager, lease.now).select('d.id', 'id').orderBy('d.nextAttemptAt', 'ASC').limit(limit);
       if (this.dataSource.options.type === 'mysql') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const ids = (await candidates.getRawMany<{ id: number }>()).map((row) => Number(row.id));
@@ -101,46 +100,29 @@ export class DeliveryOutboxRepository {
   }
 
   /**
-   * Stores attempts and their deliveries' next states in one transaction. An attempt whose lease
-   * was lost meanwhile (another instance took the delivery over) is not stored: false at its index.
+   * Stores attempts and their deliveries' next states in one transaction of three statements,
+   * whatever the number of attempts: lock the rows, update them all, insert the attempts. An attempt
+   * whose lease was lost meanwhile (another instance took the delivery over) is not stored: false at
+   * its index.
    */
   async recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    return this.queueTransaction(async (manager) => {
-      const stored: boolean[] = attempts.map(() => false);
-      // Rows are updated in id order, as every transaction on the queue does, so two never wait on each other in a cycle.
-      const inIdOrder = attempts.map((_, index) => index).sort((a, b) => attempts[a].claim.id - attempts[b].claim.id);
-      for (const index of inIdOrder) {
-        const { claim, record } = attempts[index];
-        const { result } = record;
-        const updated = await manager
-          .createQueryBuilder()
-          .update(WebhookDelivery)
-          .set({
-            status: record.status,
-            attemptCount: claim.attemptCount + 1,
-            nextAttemptAt: record.nextAttemptAt,
-            lastStatusCode: result.statusCode,
-            lastError: truncate(result.error, 512),
-            lockedBy: null,
-            lockedUntil: null,
-            updatedAt: record.startedAt + result.durationMs,
-          })
-          .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
-          .execute();
-        stored[index] = Boolean(updated.affected);
-      }
-      const rows = attempts
-        .filter((_, index) => stored[index])
-        .map(({ claim, record: { startedAt, result } }) => ({
-          deliveryId: claim.id,
-          attemptNumber: claim.attemptCount + 1,
-          startedAt,
-          durationMs: result.durationMs,
-          outcome: result.outcome,
-          statusCode: result.statusCode,
-          error: truncate(result.error, 512),
-          responseExcerpt: result.responseExcerpt,
-        }));
+    if (attempts.length === 0) return [];
+    return shortTransaction(this.dataSource, async (manager) => {
+      const held = await this.leaseHolders(manager, attempts.map(({ claim }) => claim.id));
+      const stored = attempts.map(({ claim }) => held.get(claim.id) === claim.lockToken);
+      const kept = attempts.filter((_, index) => stored[index]);
+      if (kept.length === 0) return stored;
+      await manager.query(...nextStatesUpdate(kept));
+      const rows = kept.map(({ claim, record: { startedAt, result } }) => ({
+        deliveryId: claim.id,
+        attemptNumber: claim.attemptCount + 1,
+        startedAt,
+        durationMs: result.durationMs,
+        outcome: result.outcome,
+        statusCode: result.statusCode,
+        error: truncate(result.error, 512),
+        responseExcerpt: result.responseExcerpt,
+      }));
       for (let i = 0; i < rows.length; i += INSERT_CHUNK) await manager.insert(WebhookDeliveryAttempt, rows.slice(i, i + INSERT_CHUNK));
       return stored;
     });
@@ -198,20 +180,14 @@ export class DeliveryOutboxRepository {
     return this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
   }
 
-  /**
-   * A short transaction on the queue. On MySQL/MariaDB it runs at READ COMMITTED, so claims and
-   * records lock only the rows they touch (no gap locks between instances), and it is retried when
-   * the server breaks a deadlock.
-   */
-  private async queueTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    if (this.dataSource.options.type !== 'mysql') return this.dataSource.transaction(work);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.dataSource.transaction('READ COMMITTED', work);
-      } catch (error) {
-        if (attempt >= DEADLOCK_RETRIES || !isTransientLockError(error)) throw error;
-      }
-    }
+  /** Who holds each of these deliveries now; on MySQL/MariaDB the rows stay locked until the transaction ends. */
+  private async leaseHolders(manager: EntityManager, ids: readonly number[]): Promise<Map<number, string | null>> {
+    const lock = this.dataSource.options.type === 'mysql' ? ' FOR UPDATE' : '';
+    const rows: { id: number | string; locked_by: string | null }[] = await manager.query(
+      `SELECT id, locked_by FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${lock}`,
+      [...ids],
+    );
+    return new Map(rows.map((row) => [Number(row.id), row.locked_by]));
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
@@ -264,4 +240,25 @@ export class DeliveryOutboxRepository {
 
 function truncate(text: string | null, max: number): string | null {
   return text !== null && text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** One UPDATE giving every recorded delivery its own next state (a CASE per column, keyed by id). */
+function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): [string, unknown[]] {
+  const params: unknown[] = [];
+  const perRow = (column: string, value: (record: AttemptRecord) => unknown) => {
+    for (const { claim, record } of attempts) params.push(claim.id, value(record));
+    return `${column} = CASE id ${attempts.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+  };
+  const columns = [
+    perRow('status', (record) => record.status),
+    perRow('next_attempt_at', (record) => record.nextAttemptAt),
+    perRow('last_status_code', (record) => record.result.statusCode),
+    perRow('last_error', (record) => truncate(record.result.error, 512)),
+    perRow('updated_at', (record) => record.startedAt + record.result.durationMs),
+  ];
+  params.push(...attempts.map(({ claim }) => claim.id));
+  const sql =
+    `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL ` +
+    `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
+  return [sql, params];
 }

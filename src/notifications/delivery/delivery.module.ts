@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuthModule } from '../auth/auth.module';
-import { Clock, SystemClock } from '../clock/clock';
+import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesModule } from '../preferences/preferences.module';
@@ -22,11 +22,10 @@ import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]), AuthModule, PreferencesModule, UrlGuardModule],
+  imports: [TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]), ClockModule, AuthModule, PreferencesModule, UrlGuardModule],
   controllers: [DeliveriesController, InternalEventsController],
   providers: [
     { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
-    { provide: Clock, inject: [NOTIFICATIONS_OPTIONS], useFactory: (options: NotificationsModuleOptions) => options.clock ?? new SystemClock() },
     {
       provide: WebhookSender,
       inject: [WebhookUrlGuard, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
@@ -40,6 +39,6 @@ import { WebhookPublisher } from './webhook-publisher';
     WebhookPublisher,
     InternalTokenGuard,
   ],
-  exports: [WebhookPublisher, DeliveryWorker, DeliveryEvents, Clock],
+  exports: [WebhookPublisher, DeliveryWorker, DeliveryEvents, ClockModule],
 })
 export class DeliveryModule {}

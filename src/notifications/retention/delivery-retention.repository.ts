@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { shortTransaction } from '../common/short-transaction';
 import { type DeliveryStatus, WebhookDelivery } from '../delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../delivery/webhook-event.entity';
@@ -16,7 +17,8 @@ export interface PurgedBatch {
 
 /**
  * Deletes old finished deliveries in bounded batches: never loads more than `limit` ids, and each batch
- * is one short transaction. Finished deliveries never change again, so a batch needs no locks.
+ * is one short transaction (retried on deadlock). Finished deliveries never change again, so instances
+ * purging at the same time only delete the same rows twice.
  */
 @Injectable()
 export class DeliveryRetentionRepository {
@@ -27,7 +29,7 @@ export class DeliveryRetentionRepository {
    * and their events once no delivery refers to them (a redelivery keeps its event).
    */
   purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
-    return this.dataSource.transaction(async (manager) => {
+    return shortTransaction(this.dataSource, async (manager) => {
       const rows = await manager
         .createQueryBuilder(WebhookDelivery, 'd')
         .select('d.id', 'id')

@@ -5,13 +5,12 @@ import { join } from 'node:path';
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { generate } from 'selfsigned';
-import { startWebhookReceiver, type WebhookReceiver } from '../../../../test/support/webhook-receiver';
+import { RECEIVER_HOSTNAME, startTestReceiver, type TestReceiver } from '../../../testing';
 import { type HostResolver, WebhookUrlGuard } from '../../url-guard/url-guard';
 import { type AttemptResult, WebhookSender, type WebhookSenderOptions } from './webhook-sender';
 
 const LOOPBACK_ALLOWED = ['127.0.0.0/8'];
 const PUBLIC_IPV4 = '93.184.215.14';
-const RECEIVER_NAME = 'receiver.test';
 
 type RecordingResolver = HostResolver & { calls: string[] };
 
@@ -28,11 +27,11 @@ function resolverAnswering(...answersPerCall: string[][]): RecordingResolver {
 }
 
 describe('WebhookSender against a loopback HTTPS receiver', () => {
-  let receiver: WebhookReceiver;
+  let receiver: TestReceiver;
   const cleanups: Array<() => Promise<void>> = [];
 
   beforeEach(async () => {
-    receiver = await startWebhookReceiver();
+    receiver = await startTestReceiver();
     cleanups.push(() => receiver.close());
   });
 
@@ -51,8 +50,8 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
     return created;
   }
 
-  async function anotherReceiver(): Promise<WebhookReceiver> {
-    const other = await startWebhookReceiver();
+  async function anotherReceiver(): Promise<TestReceiver> {
+    const other = await startTestReceiver();
     cleanups.push(() => other.close());
     return other;
   }
@@ -146,12 +145,12 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       const resolver = resolverAnswering(['127.0.0.1']);
       const target = sender({ guard: new WebhookUrlGuard({ resolver, allowedCidrs: LOOPBACK_ALLOWED }) });
 
-      const result = await post(target, `https://${RECEIVER_NAME}:${receiver.port}/hook`);
+      const result = await post(target, `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`);
 
       expect(result).toMatchObject({ outcome: 'success', statusCode: 204, error: null });
-      expect(resolver.calls).toEqual([RECEIVER_NAME]);
+      expect(resolver.calls).toEqual([RECEIVER_HOSTNAME]);
       const [received] = await receiver.waitForRequests(1);
-      expect(received.headers.host).toBe(`${RECEIVER_NAME}:${receiver.port}`);
+      expect(received.headers.host).toBe(`${RECEIVER_HOSTNAME}:${receiver.port}`);
     });
 
     it('delivers 200 concurrent sends over a bounded keep-alive pool', async () => {
@@ -314,21 +313,21 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       const resolver = resolverAnswering(['127.0.0.1']);
       const target = sender({ guard: new WebhookUrlGuard({ resolver }) });
 
-      const result = await post(target, `https://${RECEIVER_NAME}:${receiver.port}/hook`);
+      const result = await post(target, `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`);
 
       expect(result).toMatchObject({
         outcome: 'blocked',
         statusCode: null,
         error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',
       });
-      expect(resolver.calls).toEqual([RECEIVER_NAME]);
+      expect(resolver.calls).toEqual([RECEIVER_HOSTNAME]);
       expect(receiver.connections).toBe(0);
     });
 
     it('blocks DNS rebinding: public at save time, loopback at connect time', async () => {
       const resolver = resolverAnswering([PUBLIC_IPV4], ['127.0.0.1']);
       const guard = new WebhookUrlGuard({ resolver });
-      const url = `https://${RECEIVER_NAME}:${receiver.port}/hook`;
+      const url = `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`;
       await expect(guard.assertSafeToSave(url)).resolves.toBeInstanceOf(URL);
 
       const result = await post(sender({ guard }), url);
@@ -337,7 +336,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
         outcome: 'blocked',
         error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',
       });
-      expect(resolver.calls).toEqual([RECEIVER_NAME, RECEIVER_NAME]);
+      expect(resolver.calls).toEqual([RECEIVER_HOSTNAME, RECEIVER_HOSTNAME]);
       expect(receiver.connections).toBe(0);
     });
 
