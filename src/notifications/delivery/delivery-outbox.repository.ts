@@ -64,13 +64,21 @@ export class DeliveryOutboxRepository {
   async enqueue(events: readonly NewEvent[], lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
     await this.dataSource.transaction(async (manager) => {
-      for (let i = 0; i < events.length; i += INSERT_CHUNK) {
-        const chunk = events.slice(i, i + INSERT_CHUNK);
-        await manager.insert(WebhookEvent, chunk.map((event) => ({ ...event, createdAt: lease.now })));
-        await manager.insert(WebhookDelivery, chunk.map((event) => this.newDelivery(event.id, event.userId, event.type, lease)));
-      }
+      await insertRows(manager, 'webhook_events', ['id', 'user_id', 'type', 'body', 'created_at'], events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]));
+      await insertRows(
+        manager,
+        'webhook_deliveries',
+        ['event_id', 'user_id', 'type', 'status', 'attempt_count', 'next_attempt_at', 'locked_by', 'locked_until', 'created_at', 'updated_at'],
+        events.map((e) => [e.id, e.userId, e.type, DeliveryStatus.PENDING, 0, lease.now, lease.token, lease.until, lease.now, lease.now]),
+      );
     });
-    return this.claimedBy(lease.token);
+    // Only the new ids are read back: the rest is known already.
+    const rows: { id: number | string; event_id: string }[] = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
+    const byId = new Map(events.map((event) => [event.id, event]));
+    return rows.map((row) => {
+      const event = byId.get(row.event_id)!;
+      return { id: Number(row.id), eventId: event.id, userId: event.userId, type: event.type, attemptCount: 0, lockToken: lease.token, lockedUntil: lease.until, body: event.body };
+    });
   }
 
   /** Starts a new attempt cycle for an existing event (manual redelivery). */
@@ -113,17 +121,21 @@ export class DeliveryOutboxRepository {
       const kept = attempts.filter((_, index) => stored[index]);
       if (kept.length === 0) return stored;
       await manager.query(...nextStatesUpdate(kept));
-      const rows = kept.map(({ claim, record: { startedAt, result } }) => ({
-        deliveryId: claim.id,
-        attemptNumber: claim.attemptCount + 1,
-        startedAt,
-        durationMs: result.durationMs,
-        outcome: result.outcome,
-        statusCode: result.statusCode,
-        error: truncate(result.error, 512),
-        responseExcerpt: result.responseExcerpt,
-      }));
-      for (let i = 0; i < rows.length; i += INSERT_CHUNK) await manager.insert(WebhookDeliveryAttempt, rows.slice(i, i + INSERT_CHUNK));
+      await insertRows(
+        manager,
+        'webhook_delivery_attempts',
+        ['delivery_id', 'attempt_number', 'started_at', 'duration_ms', 'outcome', 'status_code', 'error', 'response_excerpt'],
+        kept.map(({ claim, record: { startedAt, result } }) => [
+          claim.id,
+          claim.attemptCount + 1,
+          startedAt,
+          result.durationMs,
+          result.outcome,
+          result.statusCode,
+          truncate(result.error, 512),
+          result.responseExcerpt,
+        ]),
+      );
       return stored;
     });
   }
@@ -261,4 +273,16 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
     `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL ` +
     `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
   return [sql, params];
+}
+
+/**
+ * Multi-row INSERTs written directly: on the hot path TypeORM's insert builder cost more CPU than the
+ * database did (it re-scans every parameter of a 500-row statement).
+ */
+async function insertRows(manager: EntityManager, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const chunk = rows.slice(i, i + INSERT_CHUNK);
+    await manager.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flat());
+  }
 }
