@@ -1,19 +1,23 @@
 import { GroupCommit } from './group-commit';
 
 describe('GroupCommit', () => {
-  it('commits items submitted together in one group, and later ones in the next', async () => {
+  it('commits items submitted together in one group, and those submitted during that commit in the next', async () => {
     const groups: number[][] = [];
     let release!: () => void;
+    let started!: () => void;
     const firstCommitHeld = new Promise<void>((resolve) => (release = resolve));
+    const firstCommitStarted = new Promise<void>((resolve) => (started = resolve));
     const commits = new GroupCommit<number, string>(async (items) => {
       groups.push(items);
-      if (groups.length === 1) await firstCommitHeld;
+      if (groups.length === 1) {
+        started();
+        await firstCommitHeld;
+      }
       return items.map((item) => `ok ${item}`);
     }, 100);
 
     const first = [commits.submit(1), commits.submit(2)];
-    await Promise.resolve();
-    await Promise.resolve();
+    await firstCommitStarted;
     const waiting = [commits.submit(3), commits.submit(4), commits.submit(5)];
     release();
 

@@ -31,7 +31,7 @@ export class GroupCommit<T, R> {
   }
 
   private async drain(): Promise<void> {
-    await Promise.resolve(); // items submitted in the same tick join the first group
+    await new Promise<void>((resolve) => setImmediate(resolve)); // what completes in this turn of the event loop joins the first group
     while (this.pending.length > 0) {
       const group = this.pending.splice(0, this.maxGroupSize);
       try {

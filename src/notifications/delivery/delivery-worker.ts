@@ -119,7 +119,7 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
       await this.outbox.release(claims);
       return [];
     }
-    return claims.map((claim) => this.limiter.run(() => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type)))));
+    return claims.map((claim) => this.attempt(claim, current.get(webhookKey(claim.userId, claim.type))));
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -128,39 +128,49 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     return work;
   }
 
+  /** One attempt: the request under the concurrency limit, then its record outside it (group-committed). */
   private async attempt(claim: ClaimedDelivery, target: WebhookTarget | undefined): Promise<void> {
-    if (this.stopping) {
-      this.unstarted.push(claim);
-      return;
-    }
-    if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
-      // Queued too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
-      this.logger.debug(`Delivery ${claim.id}: lease ends before an attempt could finish; left for the next scheduler run`);
-      return;
-    }
     try {
-      if (target) await this.send(claim, target);
-      else await this.cancel(claim);
+      const record = await this.limiter.run(() => this.send(claim, target));
+      if (record) await this.record(claim, record);
     } catch (error) {
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
     }
   }
 
-  private async send(claim: ClaimedDelivery, target: WebhookTarget): Promise<void> {
+  /** Sends the request when it may still be sent; null when it was not (stopping, lease ending, webhook disabled). */
+  private async send(claim: ClaimedDelivery, target: WebhookTarget | undefined): Promise<AttemptRecord | null> {
+    if (this.stopping) {
+      this.unstarted.push(claim);
+      return null;
+    }
+    if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
+      // Queued too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
+      this.logger.debug(`Delivery ${claim.id}: lease ends before an attempt could finish; left for the next scheduler run`);
+      return null;
+    }
+    if (!target) {
+      await this.cancel(claim);
+      return null;
+    }
     const startedAt = this.clock.now();
     const attemptNumber = claim.attemptCount + 1;
     const request = buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt: attemptNumber, userAgent: this.settings.userAgent, nowMs: startedAt });
     const result = target.unusableSecret ? refusedUnsigned(target.unusableSecret) : await this.sender.send(request);
     const next = result.outcome === 'success' ? null : nextAttemptAt(attemptNumber, this.clock.now());
     const status = result.outcome === 'success' ? DeliveryStatus.DELIVERED : next === null ? DeliveryStatus.FAILED : DeliveryStatus.PENDING;
-    const recorded = await this.records.submit({ claim, record: { startedAt, result, status, nextAttemptAt: next } });
-    if (!recorded) {
+    return { startedAt, result, status, nextAttemptAt: next };
+  }
+
+  private async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    if (!(await this.records.submit({ claim, record }))) {
       this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
       return;
     }
-    const { id: deliveryId, eventId, userId, type } = claim;
+    const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
+    const { result, status } = record;
     const { outcome, durationMs, statusCode } = result;
-    this.events.attemptRecorded.next({ deliveryId, eventId, userId, type, attemptNumber, outcome, durationMs, statusCode, status });
+    this.events.attemptRecorded.next({ deliveryId, eventId, userId, type, attemptNumber: attemptCount + 1, outcome, durationMs, statusCode, status });
   }
 
   private async cancel(claim: ClaimedDelivery): Promise<void> {
