@@ -1,0 +1,94 @@
+import { sleep, wallMs } from '../lib/clock';
+import type { DatabaseServer } from '../lib/databases';
+import type { ReceiverStats } from '../lib/receiver-types';
+import { type MainProcess, type ServiceEnvInput, startMainProcess } from '../lib/services';
+import { benchEvents, enableWebhooks } from '../lib/workload';
+import { deliveryRows, duplicatesOf, missingSeqs, publishClosedLoop, startFaultRun, waitForAllDelivered } from './fault-kit';
+
+export interface KillInstanceSize {
+  readonly users: number;
+  readonly events: number;
+  readonly leaseMs: number;
+  readonly concurrency: number;
+}
+
+/**
+ * kill -9 one of three `node dist/main.js` instances while they deliver, restart it: once its leases
+ * expire the minute scheduler of any instance sends what it held. Lost must be 0; duplicates (attempts
+ * the killed instance made but never recorded) must not exceed its attempts in flight (its concurrency).
+ */
+export async function killInstance(server: DatabaseServer, size: KillInstanceSize) {
+  const run = await startFaultRun(server, 'kill-9');
+  const instances: MainProcess[] = [];
+  try {
+    const input: ServiceEnvInput = { database: run.database.env, caFile: run.caFile, delivery: { leaseMs: size.leaseMs, concurrency: size.concurrency } };
+    for (let i = 0; i < 3; i++) instances.push(await startMainProcess(input, run.logDir, `instance-${i + 1}`));
+    await run.receiver.call('setSecrets', await enableWebhooks(instances[0].base, size.users, run.bases));
+    const live = new Set([0, 1, 2]);
+    let turn = 0;
+    const pick = () => {
+      const alive = [...live];
+      return instances[alive[turn++ % alive.length]].base;
+    };
+    const victim = 1;
+    let killedAt = 0;
+    let inFlightAtKill = 0;
+    let restarted: Promise<void> | undefined;
+    // Once 30% are delivered, the victim is killed right after it accepts a batch: it then holds that
+    // batch's fresh leases (and attempts in flight), which only lease expiry can hand to another instance.
+    const afterPublish = async (base: string) => {
+      if (restarted || base !== instances[victim].base) return;
+      const before = await run.receiver.call<ReceiverStats>('stats');
+      if (before.uniqueEvents < size.events * 0.3) return;
+      restarted = killAndRestart(before.uniqueEvents);
+    };
+    const killAndRestart = async (deliveredBefore: number) => {
+      live.delete(victim);
+      await instances[victim].kill9();
+      killedAt = wallMs();
+      inFlightAtKill = size.concurrency;
+      run.log(`killed instance ${victim + 1} (kill -9) right after it accepted a batch, ${deliveredBefore} deliveries in; restarting it`);
+      await sleep(1000);
+      const port = Number(new URL(instances[victim].base).port);
+      instances[victim] = await startMainProcess(input, run.logDir, `instance-${victim + 1}-restarted`, port);
+      live.add(victim);
+    };
+    const { acknowledged, retriedBatches } = await publishClosedLoop({ events: benchEvents(0, size.events, size.users), batchSize: 100, window: 300, receiver: run.receiver, pick, afterPublish });
+    if (!restarted) run.problems.push('the run ended before the kill');
+    await restarted;
+    run.log(`published ${acknowledged.size} events (${retriedBatches} batch(es) retried on another instance); waiting for lease expiry and the minute scheduler`);
+    const attempts = await waitForAllDelivered(run, acknowledged, size.leaseMs + 150_000);
+    const lost = missingSeqs(acknowledged, attempts);
+    const rows = await deliveryRows(run.database);
+    const notDelivered = rows.filter((row) => row.status !== 'DELIVERED').length;
+    const duplicates = duplicatesOf(attempts);
+    // A duplicate whose first copy arrived before the kill can be the killed instance's unrecorded attempt; one
+    // whose copies all came later was sent twice by live instances (a lease that expired while queued).
+    const duplicatesAfterKill = [...attempts.values()].filter((list) => list.length > 1 && Math.min(...list.map((a) => a.at)) > killedAt).reduce((sum, list) => sum + list.length - 1, 0);
+    const badSignatures = [...attempts.values()].flat().filter((attempt) => !attempt.validSignature).length;
+    if (lost.length > 0) run.problems.push(`${lost.length} acknowledged events never delivered (e.g. seq ${lost.slice(0, 5).join(', ')})`);
+    if (notDelivered > 0) run.problems.push(`${notDelivered} deliveries not DELIVERED in the database`);
+    if (duplicates - duplicatesAfterKill > inFlightAtKill) run.problems.push(`${duplicates - duplicatesAfterKill} duplicates of attempts made before the kill, more than the ${inFlightAtKill} the killed instance could have had in flight`);
+    if (duplicatesAfterKill > 0) run.problems.push(`${duplicatesAfterKill} events first sent after the kill were sent twice: a live instance's lease expired while the delivery waited in its queue, and the worker sent it anyway`);
+    if (badSignatures > 0) run.problems.push(`${badSignatures} bad signatures`);
+    return {
+      scenario: 'kill -9 one of three instances mid-run, restart it',
+      events: size.events,
+      acknowledged: acknowledged.size,
+      deliveryRows: rows.length,
+      republishedBatches: retriedBatches,
+      leaseMs: size.leaseMs,
+      recoveredWithinMs: Math.round(wallMs() - killedAt),
+      lost: lost.length,
+      notDelivered,
+      duplicates,
+      duplicatesAfterKill,
+      maxAttemptsInFlightAtKill: inFlightAtKill,
+      badSignatures,
+      problems: run.problems,
+    };
+  } finally {
+    await Promise.all(instances.map((instance) => instance.stop()));
+    await run.close();
+  }
+}

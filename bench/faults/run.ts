@@ -1,0 +1,38 @@
+// `npm run test:faults`: crash safety of issue 4 on MariaDB, against `node dist/main.js` instances with the
+// real minute scheduler (retries and lease recovery happen at the next minute boundary, so each scenario
+// lasts one to two scheduler periods; the three run side by side on their own databases and receivers).
+// Prints one JSON document, writes bench/results/faults-latest.json, exits 1 on any problem.
+import { writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { DEFAULT_MYSQL_URL, databaseServer } from '../lib/databases';
+import { killConnections } from './kill-connections';
+import { killInstance } from './kill-instance';
+import { receiverFaults } from './receiver-faults';
+
+const LEASE_MS = 20_000;
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  const number = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
+  const events = number('events', 6000);
+  const server = await databaseServer(process.env.TEST_MYSQL_URL ?? DEFAULT_MYSQL_URL, true);
+  const startedAt = Date.now();
+  const settle = <T>(work: Promise<T>) => work.catch((error: unknown) => ({ problems: [`aborted: ${(error as Error).stack ?? String(error)}`] }));
+  const [killed, connections, receiver] = await Promise.all([
+    settle(killInstance(server, { users: 600, events, leaseMs: LEASE_MS, concurrency: 64 })),
+    settle(killConnections(server, { users: 300, events: Math.round(events / 2), leaseMs: LEASE_MS })),
+    settle(receiverFaults(server, { users: 200, events: Math.round(events / 3) })),
+  ]);
+  const scenarios = { killInstance: killed, killConnections: connections, receiverFaults: receiver };
+  const problems = Object.entries(scenarios).flatMap(([name, result]) => result.problems.map((problem) => `${name}: ${problem}`));
+  const report = { startedAt: new Date(startedAt).toISOString(), durationS: Math.round((Date.now() - startedAt) / 1000), leaseMs: LEASE_MS, scenarios, passed: problems.length === 0, problems };
+  const json = JSON.stringify(report, null, 2);
+  writeFileSync(resolve(__dirname, '../results/faults-latest.json'), `${json}\n`);
+  process.stdout.write(`${json}\n`);
+  process.exit(problems.length === 0 ? 0 : 1);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

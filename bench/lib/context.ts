@@ -1,0 +1,51 @@
+import type { DatabaseServer } from './databases';
+import type { IpcChild } from './ipc';
+import type { DeliveryStates } from './delivery-states';
+import type { ReceiverStats } from './receiver-types';
+
+export interface BenchSize {
+  readonly users: number;
+  readonly events: number;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly latencyRate: number;
+  readonly latencySeconds: number;
+  readonly backlog: number;
+  readonly scaleOut: readonly number[];
+}
+
+export interface BenchContext {
+  readonly size: BenchSize;
+  readonly server: DatabaseServer;
+  readonly receiver: IpcChild;
+  readonly bases: string[];
+  readonly caPem: string;
+  readonly caFile: string;
+  readonly logDir: string;
+  readonly profileDir: string;
+  /** Reasons the run fails (bad signature, lost event). */
+  readonly failures: string[];
+}
+
+export interface DeliveryCheck {
+  readonly expected: number;
+  readonly delivered: number;
+  readonly lost: number;
+  readonly duplicates: number;
+  readonly badSignatures: number;
+  /** Deliveries whose attempt failed (e.g. the 5 s deadline under load) and wait for their retry: slow, not lost. */
+  readonly rescheduledAfterFailure?: { count: number; lastErrors: Record<string, number> };
+}
+
+/** Records a failure for any bad signature or lost event; returns the figures for the report. */
+export function checkDelivery(context: BenchContext, scenario: string, stats: ReceiverStats & { rescheduled?: DeliveryStates }, expected: number): DeliveryCheck {
+  const rescheduled = stats.rescheduled?.rescheduled ?? 0;
+  const lost = Math.max(0, expected - stats.uniqueEvents - rescheduled);
+  if (stats.badSignatures > 0) context.failures.push(`${scenario}: ${stats.badSignatures} bad signature(s), e.g. ${stats.badSignatureSamples.join('; ')}`);
+  if (lost > 0) context.failures.push(`${scenario}: ${lost} of ${expected} events lost`);
+  if (stats.uniqueEvents > expected) context.failures.push(`${scenario}: ${stats.uniqueEvents - expected} unexpected event ids`);
+  const check: DeliveryCheck = { expected, delivered: stats.uniqueEvents, lost, duplicates: stats.duplicates, badSignatures: stats.badSignatures };
+  return stats.rescheduled ? { ...check, rescheduledAfterFailure: { count: rescheduled, lastErrors: stats.rescheduled.lastErrors } } : check;
+}
+
+export const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;

@@ -1,0 +1,9 @@
+// The service under test is the built package (`npm run build`), exactly what `node dist/main.js` and host
+// apps run; types come from the sources. The bench uses only its public surfaces: the library entry,
+// the standalone AppModule and its env configuration.
+import { resolve } from 'node:path';
+
+export const DIST = resolve(__dirname, '../../dist');
+
+export type Library = typeof import('../../src/index');
+export const library = (): Library => require(`${DIST}/index.js`) as Library;

@@ -1,0 +1,173 @@
+// The webhook receiver, in its own process so that its CPU (TLS, HMAC checks) is not the service's.
+// HTTPS on several loopback addresses (one origin each), counts requests by X-Service-Event-Id,
+// verifies every signature and answers 200, or a mix of faults when told to.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { generate } from 'selfsigned';
+import { wallMs } from './clock';
+import { serveIpc } from './ipc';
+import { library } from './library';
+import type { FaultRates, ReceiverStats, ReceivedAttempt, ReceiverStart } from './receiver-types';
+
+const { verifyWebhookSignature } = library();
+const HANG_MS = 6500;
+
+let secrets = new Map<string, string>();
+let faults: FaultRates | null = null;
+let keepAttempts = false;
+let state = freshState();
+const servers: Server[] = [];
+// Raw TCP sockets by client port: a TLSSocket cannot send a TCP reset itself, its underlying socket can.
+const rawSockets = new Map<number, Socket>();
+
+function freshState() {
+  return {
+    requests: 0,
+    ok: 0,
+    badSignatures: 0,
+    badSignatureSamples: [] as string[],
+    byEvent: new Map<string, number>(),
+    attempts: new Map<string, ReceivedAttempt[]>(),
+    firstAt: 0,
+    lastOkAt: 0,
+    latencies: [] as number[],
+    answered: { ok: 0, error500: 0, hang: 0, reset: 0, redirect302: 0 },
+  };
+}
+
+function handle(req: IncomingMessage, res: ServerResponse): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.on('end', () => {
+    const now = wallMs();
+    const rawBody = Buffer.concat(chunks);
+    state.requests++;
+    if (state.firstAt === 0) state.firstAt = now;
+    const [, , userId, type] = (req.url ?? '').split('/');
+    const secret = secrets.get(`${userId}/${type}`);
+    const timestamp = req.headers['x-service-timestamp'] as string | undefined;
+    const signature = req.headers['x-service-signature'] as string | undefined;
+    const valid = secret !== undefined && verifyWebhookSignature({ secret, timestamp, signature, rawBody, toleranceSeconds: 300 });
+    if (!valid) {
+      state.badSignatures++;
+      if (state.badSignatureSamples.length < 5) state.badSignatureSamples.push(`${req.url} ts=${timestamp} sig=${signature?.slice(0, 12)}…`);
+    }
+    const eventId = (req.headers['x-service-event-id'] as string | undefined) ?? '';
+    const attempt = Number(req.headers['x-service-attempt'] ?? 1);
+    state.byEvent.set(eventId, (state.byEvent.get(eventId) ?? 0) + 1);
+    const body = JSON.parse(rawBody.toString('utf8')) as { payload?: { t?: number; seq?: number } };
+    if (attempt === 1 && typeof body.payload?.t === 'number') state.latencies.push(now - body.payload.t);
+    const behaviour = chooseBehaviour();
+    if (keepAttempts) {
+      const list = state.attempts.get(eventId) ?? [];
+      list.push({ attempt, at: now, behaviour, seq: body.payload?.seq ?? null, validSignature: valid });
+      state.attempts.set(eventId, list);
+    }
+    answer(behaviour, req, res, now);
+  });
+}
+
+function chooseBehaviour(): ReceivedAttempt['behaviour'] {
+  if (!faults) return 'ok';
+  let roll = Math.random();
+  for (const [behaviour, rate] of [['error500', faults.error500], ['hang', faults.hang], ['reset', faults.reset], ['redirect302', faults.redirect302]] as const) {
+    if (roll < rate) return behaviour;
+    roll -= rate;
+  }
+  return 'ok';
+}
+
+function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, res: ServerResponse, now: number): void {
+  state.answered[behaviour]++;
+  switch (behaviour) {
+    case 'ok':
+      state.ok++;
+      state.lastOkAt = now;
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      res.end('ok');
+      return;
+    case 'error500':
+      res.writeHead(500, { 'content-type': 'text/plain', 'content-length': '4' });
+      res.end('oops');
+      return;
+    case 'redirect302':
+      res.writeHead(302, { location: `https://127.0.0.1${req.url}`, 'content-length': '0' });
+      res.end();
+      return;
+    case 'hang':
+      setTimeout(() => req.socket.destroy(), HANG_MS).unref();
+      return;
+    case 'reset':
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
+      res.write('partial', () => rawSockets.get(req.socket.remotePort ?? -1)?.resetAndDestroy());
+      return;
+  }
+}
+
+async function start(origins: number, caFile: string): Promise<ReceiverStart> {
+  const hosts = Array.from({ length: origins }, (_, i) => `127.0.0.${i + 1}`);
+  const pems = await generate([{ name: 'commonName', value: 'bench-receiver' }], {
+    keyType: 'ec',
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: hosts.map((ip) => ({ type: 7 as const, ip })) },
+    ],
+  });
+  writeFileSync(caFile, pems.cert);
+  const bases: string[] = [];
+  for (const host of hosts) {
+    const server = createServer({ key: pems.private, cert: pems.cert, keepAlive: true }, handle);
+    server.requestTimeout = 0;
+    server.headersTimeout = 0;
+    server.keepAliveTimeout = 30_000;
+    server.on('tlsClientError', () => undefined);
+    server.on('connection', (socket: Socket) => {
+      const port = socket.remotePort ?? -1;
+      rawSockets.set(port, socket);
+      socket.on('close', () => rawSockets.get(port) === socket && rawSockets.delete(port));
+    });
+    await new Promise<void>((resolve) => server.listen(0, host, resolve));
+    servers.push(server);
+    bases.push(`https://${host}:${(server.address() as AddressInfo).port}`);
+  }
+  return { bases, caPem: pems.cert };
+}
+
+function stats(): ReceiverStats {
+  let duplicates = 0;
+  for (const count of state.byEvent.values()) duplicates += count - 1;
+  return {
+    requests: state.requests,
+    ok: state.ok,
+    uniqueEvents: state.byEvent.size,
+    duplicates,
+    badSignatures: state.badSignatures,
+    badSignatureSamples: state.badSignatureSamples,
+    firstAt: state.firstAt,
+    lastOkAt: state.lastOkAt,
+    answered: state.answered,
+  };
+}
+
+serveIpc({
+  start: (origins: number, caFile: string) => start(origins, caFile),
+  setSecrets: (entries: [string, string][]) => {
+    secrets = new Map(entries);
+  },
+  configure: (options: { faults?: FaultRates | null; keepAttempts?: boolean }) => {
+    faults = options.faults ?? null;
+    keepAttempts = options.keepAttempts ?? false;
+  },
+  reset: () => {
+    state = freshState();
+  },
+  stats,
+  latencies: () => state.latencies,
+  attempts: () => [...state.attempts.entries()],
+  eventCounts: () => [...state.byEvent.entries()],
+});

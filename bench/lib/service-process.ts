@@ -1,0 +1,81 @@
+// One service instance under test, driven over IPC: the real standalone AppModule with its real HTTP
+// set-up, configured from the environment like `node dist/main.js`, plus the library's public
+// WebhookPublisher and DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { DIST, library } from './library';
+import { wallMs } from './clock';
+import { serveIpc } from './ipc';
+import type { MemorySample } from './service-types';
+
+type AppModuleFile = typeof import('../../src/app.module');
+type ConfigureFile = typeof import('../../src/configure-app');
+type ConfigFile = typeof import('../../src/config/load-app-config');
+type NestCore = typeof import('@nestjs/core');
+
+async function boot() {
+  const { NestFactory } = require('@nestjs/core') as NestCore;
+  const { AppModule } = require(`${DIST}/app.module.js`) as AppModuleFile;
+  const { configureApp } = require(`${DIST}/configure-app.js`) as ConfigureFile;
+  const { loadAppConfig } = require(`${DIST}/config/load-app-config.js`) as ConfigFile;
+  const config = loadAppConfig(process.env);
+  const app = await NestFactory.create(AppModule.forConfig(config), { bodyParser: false, logger: ['error', 'warn'] });
+  configureApp(app as never);
+  await app.listen(config.port, '127.0.0.1');
+  return app;
+}
+
+async function main(): Promise<void> {
+  const { WebhookPublisher, DeliveryScheduler } = library();
+  const app = await boot();
+  const publisher = app.get(WebhookPublisher);
+  const scheduler = app.get(DeliveryScheduler);
+  const session = new Session();
+  session.connect();
+  let samples: MemorySample[] = [];
+  let sampler: NodeJS.Timeout | undefined;
+
+  serveIpc({
+    /** Publishes one batch; `payload.t` is stamped with the publish time, for latency. */
+    publish: async (events: { payload: Record<string, unknown> }[]) => {
+      const t = wallMs();
+      for (const event of events) event.payload.t = t;
+      const result = await publisher.publishMany(events as never);
+      return { queued: result.queuedDeliveries, eventIds: result.eventIds.length };
+    },
+    tick: () => scheduler.tick(),
+    startSampling: (intervalMs: number) => {
+      samples = [];
+      const sample = () => {
+        const { rss, heapUsed } = process.memoryUsage();
+        samples.push({ at: wallMs(), rss, heapUsed });
+      };
+      sample();
+      sampler = setInterval(sample, intervalMs);
+    },
+    stopSampling: () => {
+      clearInterval(sampler);
+      return samples;
+    },
+    memory: () => process.memoryUsage(),
+    startProfile: async () => {
+      await session.post('Profiler.enable');
+      await session.post('Profiler.setSamplingInterval', { interval: 500 });
+      await session.post('Profiler.start');
+    },
+    stopProfile: async (file: string) => {
+      const { profile } = await session.post('Profiler.stop');
+      writeFileSync(file, JSON.stringify(profile));
+      await session.post('Profiler.disable');
+    },
+    close: async () => {
+      await app.close();
+      setImmediate(() => process.exit(0));
+    },
+  });
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

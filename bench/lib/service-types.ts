@@ -1,0 +1,5 @@
+export interface MemorySample {
+  readonly at: number;
+  readonly rss: number;
+  readonly heapUsed: number;
+}

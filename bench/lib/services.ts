@@ -1,0 +1,118 @@
+import { randomBytes } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { request } from 'undici';
+import { sleep } from './clock';
+import { IpcChild } from './ipc';
+import { DIST } from './library';
+
+export const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789';
+export const INTERNAL_TOKEN = 'bench-internal-token-0123456789abcdef0123456789';
+const ENCRYPTION_KEY = `bench:${randomBytes(32).toString('base64')}`;
+
+export interface ServiceEnvInput {
+  readonly database: Record<string, string>;
+  readonly caFile: string;
+  readonly delivery?: { concurrency?: number; batchSize?: number; leaseMs?: number; timeoutMs?: number };
+}
+
+/** The environment every instance gets: production mode, loopback receivers allowed, the receiver's CA trusted. */
+export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.ProcessEnv {
+  const tuning = input.delivery ?? {};
+  const optional = (name: string, value: number | undefined) => (value === undefined ? {} : { [name]: String(value) });
+  return {
+    PATH: process.env.PATH,
+    NODE_ENV: 'production',
+    PORT: String(port),
+    JWT_SECRET,
+    SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+    WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    WEBHOOK_EXTRA_CA_FILE: input.caFile,
+    ...input.database,
+    ...optional('DELIVERY_CONCURRENCY', tuning.concurrency),
+    ...optional('DELIVERY_BATCH_SIZE', tuning.batchSize),
+    ...optional('DELIVERY_LEASE_MS', tuning.leaseMs),
+    ...optional('DELIVERY_TIMEOUT_MS', tuning.timeoutMs),
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+/** Resolves once the service answers HTTP (any status); fails if the process exits first. */
+export async function waitForHttp(base: string, exited: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (exited()) throw new Error(`service at ${base} exited during start-up`);
+    try {
+      const response = await request(`${base}/api/v1/settings/notifications`);
+      await response.body.dump();
+      return;
+    } catch {
+      await sleep(200);
+    }
+  }
+  throw new Error(`service at ${base} did not answer within ${timeoutMs} ms`);
+}
+
+export interface IpcService {
+  readonly ipc: IpcChild;
+  readonly base: string;
+  stop(): Promise<void>;
+}
+
+/** The AppModule in a child process driven over IPC (publisher, scheduler ticks, memory, CPU profile). */
+export async function startIpcService(input: ServiceEnvInput, logDir: string, label: string): Promise<IpcService> {
+  const port = await freePort();
+  const log = openSync(join(logDir, `${label}.log`), 'a');
+  const ipc = IpcChild.fork(resolve(__dirname, 'service-process.ts'), label, { env: serviceEnv(input, port), logFile: log });
+  let exited = false;
+  void ipc.exited.then(() => (exited = true));
+  await ipc.ready;
+  const base = `http://127.0.0.1:${port}`;
+  await waitForHttp(base, () => exited);
+  return {
+    ipc,
+    base,
+    async stop() {
+      if (!exited) await ipc.call('close').catch(() => undefined);
+      await ipc.stop();
+    },
+  };
+}
+
+export interface MainProcess {
+  readonly child: ChildProcess;
+  readonly base: string;
+  readonly exited: Promise<void>;
+  /** SIGTERM (graceful) and wait; SIGKILL after 20 s. */
+  stop(): Promise<void>;
+  kill9(): Promise<void>;
+}
+
+/** `node dist/main.js`, the standalone service exactly as deployed, in a scratch working directory. */
+export async function startMainProcess(input: ServiceEnvInput, logDir: string, label: string, port?: number): Promise<MainProcess> {
+  const chosenPort = port ?? (await freePort());
+  const log = openSync(join(logDir, `${label}.log`), 'a');
+  const child = spawn(process.execPath, [join(DIST, 'main.js')], { cwd: logDir, env: serviceEnv(input, chosenPort), stdio: ['ignore', log, log] });
+  let hasExited = false;
+  const exited = new Promise<void>((done) => child.on('exit', () => ((hasExited = true), done())));
+  const base = `http://127.0.0.1:${chosenPort}`;
+  await waitForHttp(base, () => hasExited);
+  const signal = async (name: NodeJS.Signals) => {
+    if (hasExited) return;
+    child.kill(name);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { child, base, exited, stop: () => signal('SIGTERM'), kill9: () => signal('SIGKILL') };
+}

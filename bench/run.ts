@@ -1,0 +1,168 @@
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out]`: the delivery benchmark of
+// issue 4. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
+// Exits 1 when a delivery had a bad signature or an event was lost.
+import { cpus, loadavg, totalmem } from 'node:os';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { type BenchContext, type BenchSize, round } from './lib/context';
+import { DEFAULT_MYSQL_URL, databaseServer } from './lib/databases';
+import { IpcChild } from './lib/ipc';
+import type { ReceiverStart } from './lib/receiver-types';
+import { backlog } from './scenarios/backlog';
+import { measureCeiling } from './scenarios/ceiling';
+import { latency } from './scenarios/latency';
+import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
+
+const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+const FULL: BenchSize = { users: 2000, events: 20_000, batchSize: 500, concurrency: 64, latencyRate: 200, latencySeconds: 30, backlog: 100_000, scaleOut: [1, 2, 3] };
+const QUICK: BenchSize = { ...FULL, users: 500, events: 4000, latencySeconds: 10, backlog: 10_000 };
+/** Receiver origins (127.0.0.1…N): users' endpoints are spread over several origins, as real users' are. */
+const ORIGINS = 8;
+
+const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; only: Set<Scenario> } {
+  const quick = argv.includes('--quick');
+  const only = argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',') ?? [...SCENARIOS];
+  const unknown = only.filter((name) => !SCENARIOS.includes(name as Scenario));
+  if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
+  const number = (name: string) => {
+    const value = argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1];
+    return value === undefined ? undefined : Number(value);
+  };
+  const base = quick ? QUICK : FULL;
+  const size = { ...base, events: number('events') ?? base.events, users: number('users') ?? base.users, backlog: number('backlog') ?? base.backlog };
+  return { size, quick, only: new Set(only as Scenario[]) };
+}
+
+async function main(): Promise<void> {
+  const { size, quick, only } = parseArgs(process.argv.slice(2));
+  const resultsDir = resolve(__dirname, 'results');
+  const profileDir = join(resultsDir, 'profiles');
+  const logDir = mkdtempSync(join(tmpdir(), 'nw-bench-logs-'));
+  mkdirSync(profileDir, { recursive: true });
+  const server = await databaseServer(process.env.TEST_MYSQL_URL ?? DEFAULT_MYSQL_URL, false);
+  if (server.note) log(server.note);
+  log(`database: ${server.kind}; service logs in ${logDir}`);
+
+  const receiver = IpcChild.fork(resolve(__dirname, 'lib/receiver-process.ts'), 'receiver');
+  await receiver.ready;
+  const caFile = join(logDir, 'receiver-ca.pem');
+  const { bases, caPem } = await receiver.call<ReceiverStart>('start', ORIGINS, caFile);
+  const context: BenchContext = { size, server, receiver, bases, caPem, caFile, logDir, profileDir, failures: [] };
+  const report: Record<string, unknown> = {
+    meta: {
+      startedAt: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memoryGb: round(totalmem() / 1024 ** 3),
+      loadAverageAtStart: loadavg().map((load) => round(load, 2)),
+      database: server.kind,
+      ...(server.note ? { note: server.note } : {}),
+      quick,
+      scenarios: [...only],
+      size,
+      receiverOrigins: ORIGINS,
+      deliveryTuning: 'service defaults (DELIVERY_* unset)',
+    },
+  };
+  const ratios: ThroughputResult[] = [];
+  try {
+    log(`ceiling: ${size.events} bare undici requests, concurrency ${size.concurrency}`);
+    const ceilingBefore = await measureCeiling(context, 'ceiling');
+    log(`ceiling: ${ceilingBefore.perSecond}/s`);
+    const ceiling: Record<string, unknown> = { ...ceilingBefore };
+    report.ceiling = ceiling;
+
+    if (only.has('throughput')) {
+      log(`throughput: ${size.events} events for ${size.users} users through WebhookPublisher.publishMany`);
+      const viaPublisher = await throughputViaPublisher(context);
+      log(`throughput (publisher): ${viaPublisher.result.deliveriesPerSecond}/s`);
+      log('throughput: the same through POST /api/v1/internal/notifications/events on node dist/main.js');
+      const viaHttp = await throughputViaHttp(context, 1);
+      log(`throughput (internal HTTP): ${viaHttp.deliveriesPerSecond}/s`);
+      ratios.push(viaPublisher.result, viaHttp);
+      report.throughput = { publisherApi: viaPublisher.result, internalHttp: viaHttp };
+      report.profiles = { ...(report.profiles as object), throughput: viaPublisher.profile };
+    }
+    if (only.has('latency')) {
+      log(`latency: ${size.latencyRate} events/s for ${size.latencySeconds} s`);
+      const result = await latency(context);
+      log(`latency: p50 ${result.publishToReceiverMs.p50} ms, p99 ${result.publishToReceiverMs.p99} ms`);
+      report.latency = result;
+    }
+    if (only.has('backlog')) {
+      log(`backlog: seeding ${size.backlog} due retries, then scheduler ticks`);
+      const { result, profile } = await backlog(context);
+      log(`backlog: ${result.deliveriesPerSecond}/s, peak RSS ${result.rssMb.peak} MB`);
+      ratios.push(result as never);
+      report.backlog = result;
+      report.profiles = { ...(report.profiles as object), backlog: profile };
+    }
+    if (only.has('scale-out')) {
+      if (server.kind !== 'mysql') {
+        report.scaleOut = { skipped: 'several instances need a shared MySQL/MariaDB database (SKIP LOCKED claims)' };
+      } else {
+        const runs: ThroughputResult[] = [];
+        for (const processes of size.scaleOut) {
+          log(`scale-out: ${size.events} events over ${processes} × node dist/main.js`);
+          const run = await throughputViaHttp(context, processes);
+          log(`scale-out ${processes}: ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates`);
+          runs.push(run);
+        }
+        ratios.push(...runs);
+        report.scaleOut = { runs };
+      }
+    }
+    if (!quick) {
+      log('ceiling again, to see the drift within this run');
+      const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
+      ceiling.perSecondAtEnd = ceilingAfter.perSecond;
+    }
+    const reference = Math.max(ceilingBefore.perSecond, (ceiling.perSecondAtEnd as number | undefined) ?? 0);
+    ceiling.reference = reference;
+    for (const result of ratios) result.ratioToCeiling = round(result.deliveriesPerSecond / reference, 3);
+    report.targets = targets(report);
+  } catch (error) {
+    context.failures.push(`aborted: ${(error as Error).stack ?? String(error)}`);
+  } finally {
+    await receiver.stop();
+  }
+  (report.meta as Record<string, unknown>).loadAverageAtEnd = loadavg().map((load) => round(load, 2));
+  report.failures = context.failures;
+  report.passed = context.failures.length === 0;
+  const json = JSON.stringify(report, null, 2);
+  writeFileSync(join(resultsDir, quick ? 'latest-quick.json' : 'latest.json'), `${json}\n`);
+  process.stdout.write(`${json}\n`);
+  process.exit(context.failures.length === 0 ? 0 : 1);
+}
+
+/** The targets of issue 4, held as ratios to the ceiling of this run. */
+function targets(report: Record<string, unknown>): Record<string, unknown> {
+  const get = <T>(path: string): T | undefined => path.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], report) as T | undefined;
+  const result: Record<string, unknown> = {};
+  const throughput = get<number>('throughput.publisherApi.ratioToCeiling');
+  if (throughput !== undefined) result.throughputAtLeastHalfOfCeiling = { ratio: throughput, met: throughput >= 0.5 };
+  const p99 = get<number>('latency.publishToReceiverMs.p99');
+  if (p99 !== undefined) result.latencyP99AtMost50Ms = { p99, met: p99 <= 50 };
+  const backlogRatio = get<number>('backlog.ratioToCeiling');
+  const peak = get<number>('backlog.rssMb.peak');
+  if (backlogRatio !== undefined) result.backlogAtLeast03OfCeiling = { ratio: backlogRatio, met: backlogRatio >= 0.3 };
+  if (peak !== undefined) result.backlogPeakRssAtMost300Mb = { peakMb: peak, met: peak <= 300 };
+  const runs = get<ThroughputResult[]>('scaleOut.runs');
+  if (runs && runs.length >= 2) {
+    result.scaleOutTwoBeatOne = { one: runs[0].deliveriesPerSecond, two: runs[1].deliveriesPerSecond, met: runs[1].deliveriesPerSecond > runs[0].deliveriesPerSecond };
+    const duplicates = runs.reduce((sum, run) => sum + run.duplicates, 0);
+    result.scaleOutZeroDuplicates = { duplicates, met: duplicates === 0 };
+  }
+  return result;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});
