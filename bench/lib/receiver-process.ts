@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { writeFileSync } from 'node:fs';
-import { generate } from 'selfsigned';
+import { generateTestCertificate } from '../../src/testing/test-certificate';
 import { wallMs } from './clock';
 import { serveIpc } from './ipc';
 import { library } from './library';
@@ -108,20 +108,11 @@ function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, r
 
 async function start(origins: number, caFile: string): Promise<ReceiverStart> {
   const hosts = Array.from({ length: origins }, (_, i) => `127.0.0.${i + 1}`);
-  const pems = await generate([{ name: 'commonName', value: 'bench-receiver' }], {
-    keyType: 'ec',
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: hosts.map((ip) => ({ type: 7 as const, ip })) },
-    ],
-  });
-  writeFileSync(caFile, pems.cert);
+  const { keyPem, certPem } = await generateTestCertificate(hosts);
+  writeFileSync(caFile, certPem);
   const bases: string[] = [];
   for (const host of hosts) {
-    const server = createServer({ key: pems.private, cert: pems.cert, keepAlive: true }, handle);
+    const server = createServer({ key: keyPem, cert: certPem, keepAlive: true }, handle);
     server.requestTimeout = 0;
     server.headersTimeout = 0;
     server.keepAliveTimeout = 30_000;
@@ -135,7 +126,7 @@ async function start(origins: number, caFile: string): Promise<ReceiverStart> {
     servers.push(server);
     bases.push(`https://${host}:${(server.address() as AddressInfo).port}`);
   }
-  return { bases, caPem: pems.cert };
+  return { bases, caPem: certPem };
 }
 
 function stats(): ReceiverStats {

@@ -15,8 +15,8 @@ export interface TestCertificate {
   readonly certPem: string;
 }
 
-/** A fresh self-signed EC certificate for IP 127.0.0.1 and DNS {@link RECEIVER_HOSTNAME}. */
-export async function generateTestCertificate(): Promise<TestCertificate> {
+/** A fresh self-signed EC certificate for these IPs (default 127.0.0.1) and DNS {@link RECEIVER_HOSTNAME}. */
+export async function generateTestCertificate(ips: readonly string[] = ['127.0.0.1']): Promise<TestCertificate> {
   const { generate } = await loadSelfsigned();
   const pems = await generate([{ name: 'commonName', value: RECEIVER_HOSTNAME }], {
     keyType: 'ec',
@@ -27,10 +27,7 @@ export async function generateTestCertificate(): Promise<TestCertificate> {
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
-        altNames: [
-          { type: 7, ip: '127.0.0.1' },
-          { type: 2, value: RECEIVER_HOSTNAME },
-        ],
+        altNames: [...ips.map((ip) => ({ type: 7 as const, ip })), { type: 2 as const, value: RECEIVER_HOSTNAME }],
       },
     ],
   });
