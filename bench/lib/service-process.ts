@@ -3,10 +3,11 @@
 // WebhookPublisher and DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { DIST, library } from './library';
 import { wallMs } from './clock';
 import { serveIpc } from './ipc';
-import type { MemorySample } from './service-types';
+import type { MemorySample, PauseReport } from './service-types';
 
 type AppModuleFile = typeof import('../../src/app.module');
 type ConfigureFile = typeof import('../../src/configure-app');
@@ -33,6 +34,9 @@ async function main(): Promise<void> {
   const session = new Session();
   session.connect();
   let samples: MemorySample[] = [];
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  let gcPauses: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => gcPauses.push(...list.getEntries().map((entry) => entry.duration)));
   let sampler: NodeJS.Timeout | undefined;
 
   serveIpc({
@@ -41,7 +45,7 @@ async function main(): Promise<void> {
       const t = wallMs();
       for (const event of events) event.payload.t = t;
       const result = await publisher.publishMany(events as never);
-      return { queued: result.queuedDeliveries, eventIds: result.eventIds.length };
+      return { queued: result.queuedDeliveries, eventIds: result.eventIds.length, committedMs: wallMs() - t };
     },
     tick: () => scheduler.tick(),
     startSampling: (intervalMs: number) => {
@@ -58,6 +62,22 @@ async function main(): Promise<void> {
       return samples;
     },
     memory: () => process.memoryUsage(),
+    /** Event-loop delay and GC pauses of the service, to tell queueing from pauses in latency tails. */
+    startPauseWatch: () => {
+      loopDelay.reset();
+      loopDelay.enable();
+      gcPauses = [];
+      gcObserver.observe({ entryTypes: ['gc'] });
+    },
+    stopPauseWatch: (): PauseReport => {
+      loopDelay.disable();
+      gcObserver.disconnect();
+      const ms = (ns: number) => Math.round(ns / 1e4) / 100;
+      return {
+        loopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+        gc: { count: gcPauses.length, totalMs: Math.round(gcPauses.reduce((sum, d) => sum + d, 0)), maxMs: Math.round(Math.max(0, ...gcPauses)) },
+      };
+    },
     startProfile: async () => {
       await session.post('Profiler.enable');
       await session.post('Profiler.setSamplingInterval', { interval: 500 });
