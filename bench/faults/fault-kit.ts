@@ -146,3 +146,23 @@ export function duplicatesOf(attempts: AttemptsByEvent): number {
   for (const list of attempts.values()) extra += list.length - 1;
   return extra;
 }
+
+/** What every crash scenario demands, as counts; each failure is also added to the run's problems. */
+export interface AllDelivered {
+  readonly deliveryRows: number;
+  readonly lost: number;
+  readonly notDelivered: number;
+  readonly badSignatures: number;
+}
+
+/** Every acknowledged event arrived, every stored delivery is DELIVERED, every signature verified. */
+export async function checkAllDelivered(run: FaultRun, acknowledged: ReadonlySet<number>, attempts: AttemptsByEvent): Promise<AllDelivered> {
+  const lost = missingSeqs(acknowledged, attempts);
+  const rows = await deliveryRows(run.database);
+  const notDelivered = rows.filter((row) => row.status !== 'DELIVERED').length;
+  const badSignatures = [...attempts.values()].flat().filter((attempt) => !attempt.validSignature).length;
+  if (lost.length > 0) run.problems.push(`${lost.length} acknowledged events never delivered (e.g. seq ${lost.slice(0, 5).join(', ')})`);
+  if (notDelivered > 0) run.problems.push(`${notDelivered} deliveries not DELIVERED in the database`);
+  if (badSignatures > 0) run.problems.push(`${badSignatures} bad signatures`);
+  return { deliveryRows: rows.length, lost: lost.length, notDelivered, badSignatures };
+}

@@ -4,7 +4,7 @@ import type { BenchDatabase, DatabaseServer } from '../lib/databases';
 import type { ReceiverStats } from '../lib/receiver-types';
 import { type MainProcess, startMainProcess } from '../lib/services';
 import { benchEvents, enableWebhooks } from '../lib/workload';
-import { deliveryRows, duplicatesOf, missingSeqs, publishClosedLoop, startFaultRun, waitForAllDelivered } from './fault-kit';
+import { checkAllDelivered, duplicatesOf, publishClosedLoop, startFaultRun, waitForAllDelivered } from './fault-kit';
 
 export interface KillConnectionsSize {
   readonly users: number;
@@ -38,27 +38,21 @@ export async function killConnections(server: DatabaseServer, size: KillConnecti
     await killer;
     run.log(`published ${acknowledged.size} events (${retriedBatches} batch(es) retried); waiting for every delivery`);
     const attempts = await waitForAllDelivered(run, acknowledged, size.leaseMs + 150_000);
-    const lost = missingSeqs(acknowledged, attempts);
-    const rows = await deliveryRows(run.database);
-    const notDelivered = rows.filter((row) => row.status !== 'DELIVERED').length;
-    const badSignatures = [...attempts.values()].flat().filter((attempt) => !attempt.validSignature).length;
+    const delivered = await checkAllDelivered(run, acknowledged, attempts);
     const serviceAlive = instance.child.exitCode === null && instance.child.signalCode === null;
     if (!serviceAlive) run.problems.push('the service exited after its connections were killed');
     if (kills.some((kill) => kill.connections === 0)) run.problems.push('found no service connection to kill');
-    if (lost.length > 0) run.problems.push(`${lost.length} acknowledged events never delivered (e.g. seq ${lost.slice(0, 5).join(', ')})`);
-    if (notDelivered > 0) run.problems.push(`${notDelivered} deliveries not DELIVERED in the database`);
-    if (badSignatures > 0) run.problems.push(`${badSignatures} bad signatures`);
     return {
       scenario: 'MariaDB KILL of the service connections, twice, mid-run',
       events: size.events,
       acknowledged: acknowledged.size,
-      deliveryRows: rows.length,
+      deliveryRows: delivered.deliveryRows,
       republishedBatches: retriedBatches,
       kills,
-      lost: lost.length,
-      notDelivered,
+      lost: delivered.lost,
+      notDelivered: delivered.notDelivered,
       duplicates: duplicatesOf(attempts),
-      badSignatures,
+      badSignatures: delivered.badSignatures,
       serviceAlive,
       problems: run.problems,
     };

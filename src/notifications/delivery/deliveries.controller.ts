@@ -1,25 +1,16 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiBearerAuth, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Get, HttpCode, HttpStatus, Param, Post, Query } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { UserAuthGuard } from '../auth/user-auth.guard';
+import { SettingsController } from '../auth/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ErrorResponseDto } from '../common/error-response.dto';
-import { JsonBodyGuard } from '../common/json-body.guard';
 import { PositiveIntPipe } from '../common/positive-int.pipe';
-import { createValidationPipe } from '../common/validation.pipe';
 import { RateLimit } from '../rate-limit/rate-limit.decorator';
-import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendDto, TestSendResultDto } from './dto/delivery.dto';
 
 @ApiTags('Webhook deliveries')
-@ApiBearerAuth()
-@ApiErrorResponses(401, 429, 500)
-@Controller('api/v1/settings/notifications')
-@UseGuards(UserRateLimitGuard, UserAuthGuard, JsonBodyGuard)
-@UsePipes(createValidationPipe())
-@UseFilters(ApiExceptionFilter)
+@SettingsController()
 export class DeliveriesController {
   constructor(private readonly deliveries: DeliveryLogService) {}
 

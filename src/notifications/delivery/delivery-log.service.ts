@@ -11,6 +11,7 @@ import { Severity } from './dto/publish-event.dto';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
 import type { WebhookDelivery } from './webhook-delivery.entity';
+import { webhookBody } from './webhook-body';
 import { buildWebhookRequest } from './webhook-request';
 
 /** What a user sees of their deliveries, and what they can do with them. */
@@ -62,7 +63,7 @@ export class DeliveryLogService {
     const target = await this.preferences.configuredWebhook(userId, type);
     if (!target) throw InvalidFieldsException.of('type', `has no webhook URL configured; enable WEBHOOK for ${type} first`);
     const now = this.clock.now();
-    const body = JSON.stringify({
+    const body = webhookBody({
       type,
       severity: Severity.INFO,
       title: 'Test event',

@@ -65,12 +65,7 @@ export class DeliveryOutboxRepository {
     if (events.length === 0) return [];
     await this.dataSource.transaction(async (manager) => {
       await insertRows(manager, 'webhook_events', ['id', 'user_id', 'type', 'body', 'created_at'], events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]));
-      await insertRows(
-        manager,
-        'webhook_deliveries',
-        ['event_id', 'user_id', 'type', 'status', 'attempt_count', 'next_attempt_at', 'locked_by', 'locked_until', 'created_at', 'updated_at'],
-        events.map((e) => [e.id, e.userId, e.type, DeliveryStatus.PENDING, 0, lease.now, lease.token, lease.until, lease.now, lease.now]),
-      );
+      await insertDeliveries(manager, events, lease);
     });
     // Only the new ids are read back: the rest is known already.
     const rows: { id: number | string; event_id: string }[] = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
@@ -83,7 +78,7 @@ export class DeliveryOutboxRepository {
 
   /** Starts a new attempt cycle for an existing event (manual redelivery). */
   async enqueueAgain(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>, lease: Lease): Promise<ClaimedDelivery[]> {
-    await this.dataSource.getRepository(WebhookDelivery).insert(this.newDelivery(event.id, event.userId, event.type, lease));
+    await insertDeliveries(this.dataSource.manager, [event], lease);
     return this.claimedBy(lease.token);
   }
 
@@ -233,21 +228,6 @@ export class DeliveryOutboxRepository {
       lockToken: token,
     }));
   }
-
-  private newDelivery(eventId: string, userId: number, type: EventType, lease: Lease): Partial<WebhookDelivery> {
-    return {
-      eventId,
-      userId,
-      type,
-      status: DeliveryStatus.PENDING,
-      attemptCount: 0,
-      nextAttemptAt: lease.now,
-      lockedBy: lease.token,
-      lockedUntil: lease.until,
-      createdAt: lease.now,
-      updatedAt: lease.now,
-    };
-  }
 }
 
 function truncate(text: string | null, max: number): string | null {
@@ -273,6 +253,16 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
     `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL ` +
     `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
   return [sql, params];
+}
+
+/** New deliveries of these events, due now and already leased to `lease.token`. */
+function insertDeliveries(manager: EntityManager, events: readonly Pick<NewEvent, 'id' | 'userId' | 'type'>[], lease: Lease): Promise<void> {
+  return insertRows(
+    manager,
+    'webhook_deliveries',
+    ['event_id', 'user_id', 'type', 'status', 'attempt_count', 'next_attempt_at', 'locked_by', 'locked_until', 'created_at', 'updated_at'],
+    events.map((e) => [e.id, e.userId, e.type, DeliveryStatus.PENDING, 0, lease.now, lease.token, lease.until, lease.now, lease.now]),
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import { PreferencesService, webhookKey } from '../preferences/preferences.servi
 import { DeliveryOutboxRepository } from './delivery-outbox.repository';
 import { DeliveryWorker } from './delivery-worker';
 import { PublishEventDto, type PublishResultDto } from './dto/publish-event.dto';
+import { webhookBody } from './webhook-body';
 
 /** An event to publish; see {@link PublishEventDto} for the rules. */
 export type PublishableEvent = Omit<PublishEventDto, 'createdAt'> & { createdAt?: string | Date };
@@ -59,7 +60,7 @@ export class WebhookPublisher {
 
 // The exact bytes every attempt of this event sends (spec 2.3); serialized once, here.
 function serialize(event: PublishEventDto, now: number, index: number): string {
-  const body = JSON.stringify({
+  const body = webhookBody({
     type: event.type,
     severity: event.severity,
     title: event.title,

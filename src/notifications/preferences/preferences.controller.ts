@@ -1,32 +1,16 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Put, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import {
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { Body, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { UserAuthGuard } from '../auth/user-auth.guard';
+import { SettingsController } from '../auth/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { ErrorResponseDto } from '../common/error-response.dto';
-import { JsonBodyGuard } from '../common/json-body.guard';
-import { createValidationPipe } from '../common/validation.pipe';
-import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
 import { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
 import { RotateSecretDto } from './dto/rotate-secret.dto';
 import { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import { PreferencesService } from './preferences.service';
 
 @ApiTags('Notification settings')
-@ApiBearerAuth()
-@ApiErrorResponses(401, 429, 500)
-@Controller('api/v1/settings/notifications')
-@UseGuards(UserRateLimitGuard, UserAuthGuard, JsonBodyGuard)
-@UsePipes(createValidationPipe())
-@UseFilters(ApiExceptionFilter)
+@SettingsController()
 export class PreferencesController {
   constructor(private readonly preferences: PreferencesService) {}
 
