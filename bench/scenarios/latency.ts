@@ -1,22 +1,39 @@
 import { sleep, wallMs } from '../lib/clock';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
+import type { IpcChild } from '../lib/ipc';
 import type { PauseReport } from '../lib/service-types';
 import { startIpcService } from '../lib/services';
 import { benchEvent, enableWebhooks, waitForEvents } from '../lib/workload';
+
+/** Seconds at the same rate before the measured window: the service has just booted (cold JIT, empty connection pool). */
+const WARMUP_SECONDS = 3;
+
+interface Percentiles {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  readonly max: number;
+  readonly mean: number;
+}
 
 export interface LatencyResult extends DeliveryCheck {
   readonly targetRate: number;
   readonly achievedRate: number;
   readonly seconds: number;
-  readonly publishToReceiverMs: { p50: number; p95: number; p99: number; max: number; mean: number };
+  readonly publishToReceiverMs: Percentiles;
   /** From the publish call to its outbox rows committed (inside the service). */
-  readonly publishToCommitMs: { p50: number; p99: number; max: number };
+  readonly publishToCommitMs: Percentiles;
   /** The service's event-loop delay and GC pauses over the window. */
   readonly servicePauses: PauseReport;
+  /** The warm-up before the window, at the same rate; not part of the figures above. */
+  readonly warmup: { readonly seconds: number; readonly publishToReceiverMs: Percentiles };
 }
 
-/** Scenario 3: one event every 1/rate s through the publisher; publish call to arrival at the receiver. */
+/**
+ * Scenario 3: one event every 1/rate s through the publisher; publish call to arrival at the receiver,
+ * over `latencySeconds` after a warm-up of {@link WARMUP_SECONDS} at the same rate.
+ */
 export async function latency(context: BenchContext): Promise<LatencyResult> {
   const { latencyRate: rate, latencySeconds: seconds, users } = context.size;
   const database = await context.server.create('latency');
@@ -24,35 +41,52 @@ export async function latency(context: BenchContext): Promise<LatencyResult> {
   try {
     await context.receiver.call('setSecrets', await enableWebhooks(service.base, users, context.bases));
     await context.receiver.call('reset');
+    const warmupEvents = rate * WARMUP_SECONDS;
+    await publishSteadily(service.ipc, rate, users, 0, warmupEvents);
+    await waitForEvents(context.receiver, warmupEvents, () => deliveryStates(database));
+    const warmupLatencies = await context.receiver.call<number[]>('latencies');
+
+    await context.receiver.call('reset');
     const total = rate * seconds;
-    const intervalMs = 1000 / rate;
-    const calls: Promise<{ committedMs: number }>[] = [];
     await service.ipc.call('startPauseWatch');
     const startedAt = wallMs();
-    for (let seq = 0; seq < total; seq++) {
-      const wait = startedAt + seq * intervalMs - wallMs();
-      if (wait > 1) await sleep(wait);
-      calls.push(service.ipc.call('publish', [benchEvent(seq, users)]));
-    }
-    const committed = (await Promise.all(calls)).map((call) => call.committedMs).sort((a, b) => a - b);
+    const committed = await publishSteadily(service.ipc, rate, users, warmupEvents, total);
     const achievedRate = (total * 1000) / (wallMs() - startedAt);
     const stats = await waitForEvents(context.receiver, total, () => deliveryStates(database));
     const servicePauses = await service.ipc.call<PauseReport>('stopPauseWatch');
     const check = checkDelivery(context, 'latency', stats, total);
-    const latencies = (await context.receiver.call<number[]>('latencies')).sort((a, b) => a - b);
-    const at = (p: number) => round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]);
-    const mean = latencies.reduce((sum, value) => sum + value, 0) / latencies.length;
     return {
       ...check,
       targetRate: rate,
       achievedRate: round(achievedRate),
       seconds,
-      publishToReceiverMs: { p50: at(50), p95: at(95), p99: at(99), max: round(latencies[latencies.length - 1]), mean: round(mean) },
-      publishToCommitMs: { p50: round(committed[Math.floor(committed.length / 2)]), p99: round(committed[Math.floor(committed.length * 0.99)]), max: round(committed[committed.length - 1]) },
+      publishToReceiverMs: percentiles(await context.receiver.call<number[]>('latencies')),
+      publishToCommitMs: percentiles(committed),
       servicePauses,
+      warmup: { seconds: WARMUP_SECONDS, publishToReceiverMs: percentiles(warmupLatencies) },
     };
   } finally {
     await service.stop();
     await database.drop();
   }
+}
+
+/** Publishes events `from`… one at a time on a fixed schedule (not waiting for earlier calls); resolves with each call's publish-to-commit time. */
+async function publishSteadily(service: IpcChild, rate: number, users: number, from: number, count: number): Promise<number[]> {
+  const intervalMs = 1000 / rate;
+  const calls: Promise<{ committedMs: number }>[] = [];
+  const startedAt = wallMs();
+  for (let i = 0; i < count; i++) {
+    const wait = startedAt + i * intervalMs - wallMs();
+    if (wait > 1) await sleep(wait);
+    calls.push(service.call('publish', [benchEvent(from + i, users)]));
+  }
+  return (await Promise.all(calls)).map((call) => call.committedMs);
+}
+
+function percentiles(values: readonly number[]): Percentiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) => round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
+  const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
+  return { p50: at(50), p95: at(95), p99: at(99), max: round(sorted[sorted.length - 1]), mean: round(mean) };
 }

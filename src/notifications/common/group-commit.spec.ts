@@ -14,7 +14,7 @@ describe('GroupCommit', () => {
         await firstCommitHeld;
       }
       return items.map((item) => `ok ${item}`);
-    }, 100);
+    }, { maxGroupSize: 100 });
 
     const first = [commits.submit(1), commits.submit(2)];
     await firstCommitStarted;
@@ -27,16 +27,45 @@ describe('GroupCommit', () => {
 
   it('splits groups at the maximum size', async () => {
     const groups: number[][] = [];
-    const commits = new GroupCommit<number, number>(async (items) => (groups.push(items), items), 2);
+    const commits = new GroupCommit<number, number>(async (items) => (groups.push(items), items), { maxGroupSize: 2 });
     await Promise.all([1, 2, 3, 4, 5].map((item) => commits.submit(item)));
     expect(groups).toEqual([[1, 2], [3, 4], [5]]);
+  });
+
+  it('counts the maximum size with sizeOf, and never leaves an item larger than it out', async () => {
+    const groups: string[][] = [];
+    const commits = new GroupCommit<string, string>(async (items) => (groups.push(items), items), { maxGroupSize: 4, sizeOf: (item) => item.length });
+    await Promise.all(['ab', 'c', 'd', 'efghij', 'k', 'lmn'].map((item) => commits.submit(item)));
+    expect(groups).toEqual([['ab', 'c', 'd'], ['efghij'], ['k', 'lmn']]);
+  });
+
+  it('commits up to `concurrency` groups at once, the next one taking everything submitted meanwhile', async () => {
+    const groups: number[][] = [];
+    const held: (() => void)[] = [];
+    const commits = new GroupCommit<number, number>(
+      async (items) => {
+        groups.push(items);
+        if (groups.length <= 2) await new Promise<void>((resolve) => held.push(resolve));
+        return items;
+      },
+      { maxGroupSize: 100, concurrency: 2 },
+    );
+    const first = commits.submit(1);
+    await vi.waitFor(() => expect(groups).toEqual([[1]]));
+    const second = commits.submit(2);
+    await vi.waitFor(() => expect(groups).toEqual([[1], [2]]));
+    const waiting = [commits.submit(3), commits.submit(4)];
+    held.forEach((release) => release());
+    expect(await Promise.all([first, second, ...waiting])).toEqual([1, 2, 3, 4]);
+    expect(groups).toEqual([[1], [2], [3, 4]]);
+    await commits.idle();
   });
 
   it('retries a failed group item by item, so only the item at fault is rejected', async () => {
     const commits = new GroupCommit<number, number>(async (items) => {
       if (items.includes(2)) throw new Error(`cannot store ${items.join(',')}`);
       return items;
-    }, 10);
+    }, { maxGroupSize: 10 });
     const results = await Promise.allSettled([1, 2, 3].map((item) => commits.submit(item)));
     expect(results).toEqual([
       { status: 'fulfilled', value: 1 },

@@ -4,36 +4,56 @@ interface Pending<T, R> {
   readonly reject: (error: unknown) => void;
 }
 
+export interface GroupCommitOptions<T> {
+  /** The most a group holds, counted by `sizeOf`; a group always takes at least one item. */
+  readonly maxGroupSize: number;
+  /** An item's share of `maxGroupSize`; 1 unless told. */
+  readonly sizeOf?: (item: T) => number;
+  /** How many groups may commit at once; 1 unless told. */
+  readonly concurrency?: number;
+}
+
 /**
- * Group commit: items submitted while a commit runs wait and are committed together by the next
- * one, so a busy worker pays one transaction per group instead of one per item. When a group fails,
- * its items are committed one by one, so only the item at fault is rejected.
+ * Group commit: items submitted while the commits in progress run wait and are committed together
+ * by the next one, so a busy worker pays one transaction per group instead of one per item, and an
+ * idle one adds no wait. When a group fails, its items are committed one by one, so only the item
+ * at fault is rejected.
  */
 export class GroupCommit<T, R> {
-  private pending: Pending<T, R>[] = [];
-  private running: Promise<void> | null = null;
+  private readonly pending: Pending<T, R>[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private readonly sizeOf: (item: T) => number;
+  private readonly maxGroupSize: number;
+  private readonly concurrency: number;
 
   constructor(
     private readonly commit: (items: T[]) => Promise<R[]>,
-    private readonly maxGroupSize: number,
-  ) {}
+    options: GroupCommitOptions<T>,
+  ) {
+    this.maxGroupSize = options.maxGroupSize;
+    this.sizeOf = options.sizeOf ?? (() => 1);
+    this.concurrency = options.concurrency ?? 1;
+  }
 
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      this.running ??= this.drain();
+      if (this.running.size < this.concurrency) {
+        const drain = this.drain().finally(() => this.running.delete(drain));
+        this.running.add(drain);
+      }
     });
   }
 
   /** Resolves when everything submitted so far is committed (or rejected). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running.size > 0) await Promise.all(this.running);
   }
 
   private async drain(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve)); // what completes in this turn of the event loop joins the first group
     while (this.pending.length > 0) {
-      const group = this.pending.splice(0, this.maxGroupSize);
+      const group = this.pending.splice(0, this.nextGroupLength());
       try {
         const results = await this.commit(group.map((entry) => entry.item));
         group.forEach((entry, index) => entry.resolve(results[index]));
@@ -42,7 +62,16 @@ export class GroupCommit<T, R> {
         else await this.commitOneByOne(group);
       }
     }
-    this.running = null;
+  }
+
+  private nextGroupLength(): number {
+    let size = this.sizeOf(this.pending[0].item);
+    let length = 1;
+    while (length < this.pending.length && size + this.sizeOf(this.pending[length].item) <= this.maxGroupSize) {
+      size += this.sizeOf(this.pending[length].item);
+      length++;
+    }
+    return length;
   }
 
   // A failed group is retried item by item, so one bad item fails alone.

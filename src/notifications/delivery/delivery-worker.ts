@@ -38,7 +38,7 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
   ) {
     this.limiter = new Limiter(settings.concurrency);
-    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), settings.batchSize);
+    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), { maxGroupSize: settings.batchSize });
   }
 
   /** A new lease starting now. While shutting down, new deliveries are left free for other instances. */

@@ -4,6 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api-errors';
+import { GroupCommit } from '../common/group-commit';
 import { flattenValidationErrors } from '../common/validation.pipe';
 import { PreferencesService, webhookKey } from '../preferences/preferences.service';
 import { DeliveryOutboxRepository } from './delivery-outbox.repository';
@@ -15,13 +16,30 @@ import { webhookBody } from './webhook-body';
 export type PublishableEvent = Omit<PublishEventDto, 'createdAt'> & { createdAt?: string | Date };
 
 const MAX_BODY_BYTES = 60_000;
+const MAX_EVENTS_PER_GROUP = 1000;
+// Two groups commit at once: a call arriving during a commit starts at once instead of waiting for it.
+const ENQUEUE_CONCURRENCY = 2;
+
+interface ValidEvent {
+  readonly id: string;
+  readonly event: PublishEventDto;
+  readonly body: string;
+}
 
 /**
  * Publishes funding-automation events to the users' webhooks. Each event whose user has WEBHOOK
  * enabled for its type becomes one outbox delivery, committed before any request is made.
+ * Concurrent publish calls are group-committed: one targets lookup and one transaction for all the
+ * calls that arrive while the previous group commits, so a burst costs a few transactions, not one each.
  */
 @Injectable()
 export class WebhookPublisher {
+  private readonly enqueues = new GroupCommit<readonly ValidEvent[], number>((calls) => this.enqueue(calls), {
+    maxGroupSize: MAX_EVENTS_PER_GROUP,
+    sizeOf: (call) => call.length,
+    concurrency: ENQUEUE_CONCURRENCY,
+  });
+
   constructor(
     private readonly preferences: PreferencesService,
     private readonly outbox: DeliveryOutboxRepository,
@@ -36,17 +54,25 @@ export class WebhookPublisher {
   /** Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
   async publishMany(events: readonly PublishableEvent[]): Promise<PublishResultDto> {
     const now = this.clock.now();
-    const valid = events.map((input, index) => {
+    const valid = events.map((input, index): ValidEvent => {
       const event = this.validated(input, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
-    const targets = await this.preferences.webhookTargets(valid.map(({ event }) => event));
-    const queued = valid
+    const queuedDeliveries = valid.length === 0 ? 0 : await this.enqueues.submit(valid);
+    return { eventIds: valid.map(({ id }) => id), queuedDeliveries };
+  }
+
+  /** Queues the deliveries of a group of publish calls in one transaction, starts their attempts, and answers how many each call queued. */
+  private async enqueue(calls: readonly (readonly ValidEvent[])[]): Promise<number[]> {
+    const events = calls.flat();
+    const targets = await this.preferences.webhookTargets(events.map(({ event }) => event));
+    const queued = events
       .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
       .map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type, body }));
     const claims = await this.outbox.enqueue(queued, this.worker.lease());
     this.worker.dispatch(claims, targets);
-    return { eventIds: valid.map(({ id }) => id), queuedDeliveries: claims.length };
+    const queuedIds = new Set(claims.map((claim) => claim.eventId));
+    return calls.map((call) => call.filter(({ id }) => queuedIds.has(id)).length);
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {
