@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { type BenchContext, type BenchSize, round } from './lib/context';
 import { DEFAULT_MYSQL_URL, databaseServer } from './lib/databases';
 import { IpcChild } from './lib/ipc';
+import { RESULTS_DIR } from './lib/paths';
 import type { ReceiverStart } from './lib/receiver-types';
 import { backlog } from './scenarios/backlog';
 import { measureCeiling } from './scenarios/ceiling';
@@ -40,7 +41,7 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
 
 async function main(): Promise<void> {
   const { size, quick, only } = parseArgs(process.argv.slice(2));
-  const resultsDir = resolve(__dirname, 'results');
+  const resultsDir = RESULTS_DIR;
   const profileDir = join(resultsDir, 'profiles');
   const logDir = mkdtempSync(join(tmpdir(), 'nw-bench-logs-'));
   mkdirSync(profileDir, { recursive: true });
@@ -48,7 +49,7 @@ async function main(): Promise<void> {
   if (server.note) log(server.note);
   log(`database: ${server.kind}; service logs in ${logDir}`);
 
-  const receiver = IpcChild.fork(resolve(__dirname, 'lib/receiver-process.ts'), 'receiver');
+  const receiver = IpcChild.fork(resolve(__dirname, 'lib/receiver-process.js'), 'receiver');
   await receiver.ready;
   const caFile = join(logDir, 'receiver-ca.pem');
   const { bases, caPem } = await receiver.call<ReceiverStart>('start', ORIGINS, caFile);

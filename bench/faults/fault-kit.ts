@@ -24,7 +24,7 @@ export interface FaultRun {
 export async function startFaultRun(server: DatabaseServer, name: string, faults: FaultRates | null = null): Promise<FaultRun> {
   const logDir = mkdtempSync(join(tmpdir(), `nw-faults-${name}-`));
   const database = await server.create(name.replace(/\W/g, ''));
-  const receiver = IpcChild.fork(resolve(__dirname, '../lib/receiver-process.ts'), `${name} receiver`);
+  const receiver = IpcChild.fork(resolve(__dirname, '../lib/receiver-process.js'), `${name} receiver`);
   await receiver.ready;
   const caFile = join(logDir, 'receiver-ca.pem');
   const { bases } = await receiver.call<ReceiverStart>('start', 4, caFile);

@@ -3,8 +3,9 @@
 // lasts one to two scheduler periods; the three run side by side on their own databases and receivers).
 // Prints one JSON document, writes bench/results/faults-latest.json, exits 1 on any problem.
 import { writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { join } from 'node:path';
 import { DEFAULT_MYSQL_URL, databaseServer } from '../lib/databases';
+import { RESULTS_DIR } from '../lib/paths';
 import { killConnections } from './kill-connections';
 import { killInstance } from './kill-instance';
 import { receiverFaults } from './receiver-faults';
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
   const problems = Object.entries(scenarios).flatMap(([name, result]) => result.problems.map((problem) => `${name}: ${problem}`));
   const report = { startedAt: new Date(startedAt).toISOString(), durationS: Math.round((Date.now() - startedAt) / 1000), leaseMs: LEASE_MS, scenarios, passed: problems.length === 0, problems };
   const json = JSON.stringify(report, null, 2);
-  writeFileSync(resolve(__dirname, '../results/faults-latest.json'), `${json}\n`);
+  writeFileSync(join(RESULTS_DIR, 'faults-latest.json'), `${json}\n`);
   process.stdout.write(`${json}\n`);
   process.exit(problems.length === 0 ? 0 : 1);
 }

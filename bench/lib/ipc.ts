@@ -21,7 +21,7 @@ export function serveIpc(handlers: Record<string, Handler>): void {
   process.send?.({ id: 0, result: 'ready' });
 }
 
-/** A TypeScript child process (run through ts-node, transpile only) spoken to over IPC. */
+/** A child process of the compiled bench (plain `node`, no TypeScript compiler in it) spoken to over IPC. */
 export class IpcChild {
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
@@ -52,8 +52,8 @@ export class IpcChild {
 
   static fork(script: string, name: string, options: { env?: NodeJS.ProcessEnv; execArgv?: string[]; logFile?: number } = {}): IpcChild {
     const child = fork(script, [], {
-      execArgv: ['-r', 'ts-node/register/transpile-only', ...(options.execArgv ?? [])],
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: 'true', ...options.env },
+      execArgv: ['--enable-source-maps', ...(options.execArgv ?? [])],
+      env: { ...process.env, ...options.env },
       stdio: options.logFile === undefined ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', options.logFile, options.logFile, 'ipc'],
     });
     return new IpcChild(child, name);

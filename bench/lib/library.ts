@@ -1,9 +1,10 @@
 // The service under test is the built package (`npm run build`), exactly what `node dist/main.js` and host
 // apps run; types come from the sources. The bench uses only its public surfaces: the library entry,
 // the standalone AppModule and its env configuration.
-import { resolve } from 'node:path';
+import { join } from 'node:path';
+import { ROOT } from './paths';
 
-export const DIST = resolve(__dirname, '../../dist');
+export const DIST = join(ROOT, 'dist');
 
 export type Library = typeof import('../../src/index');
 export const library = (): Library => require(`${DIST}/index.js`) as Library;

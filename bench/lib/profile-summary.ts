@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { relative, resolve } from 'node:path';
+import { relative } from 'node:path';
+import { ROOT } from './paths';
 
 interface ProfileNode {
   id: number;
@@ -32,7 +33,6 @@ export interface ProfileSummary {
   readonly top: HotFunction[];
 }
 
-const ROOT = resolve(__dirname, '../..');
 
 /** Self time per function and per owner (ours = dist/, a package, node internals) of a .cpuprofile. */
 export function summarizeProfile(file: string, topN = 25): ProfileSummary {

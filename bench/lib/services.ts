@@ -73,7 +73,7 @@ export interface IpcService {
 export async function startIpcService(input: ServiceEnvInput, logDir: string, label: string): Promise<IpcService> {
   const port = await freePort();
   const log = openSync(join(logDir, `${label}.log`), 'a');
-  const ipc = IpcChild.fork(resolve(__dirname, 'service-process.ts'), label, { env: serviceEnv(input, port), logFile: log });
+  const ipc = IpcChild.fork(resolve(__dirname, 'service-process.js'), label, { env: serviceEnv(input, port), logFile: log });
   let exited = false;
   void ipc.exited.then(() => (exited = true));
   await ipc.ready;

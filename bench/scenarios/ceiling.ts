@@ -19,7 +19,7 @@ export async function measureCeiling(context: BenchContext, label: string): Prom
   const secrets: [string, string][] = Array.from({ length: users }, (_, i) => [`${i + 1}/${typeOfUser(i + 1)}`, `whsec_${randomBytes(32).toString('base64url')}`]);
   await context.receiver.call('setSecrets', secrets);
   await context.receiver.call('reset');
-  const child = IpcChild.fork(resolve(__dirname, '../lib/ceiling-process.ts'), 'ceiling');
+  const child = IpcChild.fork(resolve(__dirname, '../lib/ceiling-process.js'), 'ceiling');
   try {
     await child.ready;
     const input: CeilingInput = { bases: context.bases, caPem: context.caPem, secrets, users, requests, concurrency };
