@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../src/notifications/catalog/event-catalog';
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/delivery-outbox.repository';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
@@ -89,6 +90,24 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
 
     t.advance(30 * DAY);
     expect(await purge()).toMatchObject({ delivered: 1, events: 1 });
+    expect(await count('webhook_events')).toBe(0);
+  });
+
+  it('answers 404 and queues nothing when retention removes a delivery while it is being redelivered', async () => {
+    const old = await seed(DELIVERED, 45 * DAY);
+    const outbox = t.app.get(DeliveryOutboxRepository);
+    const findForUser = outbox.findForUser.bind(outbox);
+    // The race, made deterministic: the purge runs between the redeliver's read of the delivery and its insert.
+    vi.spyOn(outbox, 'findForUser').mockImplementationOnce(async (userId, id) => {
+      const delivery = await findForUser(userId, id);
+      expect(await purge()).toMatchObject({ delivered: 1, events: 1 });
+      return delivery;
+    });
+
+    const answer = await t.http().post(`${SETTINGS}/webhook-deliveries/${old.deliveryId}/redeliver`).set('Authorization', t.bearer(7)).expect(404);
+    vi.restoreAllMocks();
+    expect(answer.body.message).toBe(`Delivery ${old.deliveryId} not found`);
+    expect(await count('webhook_deliveries')).toBe(0);
     expect(await count('webhook_events')).toBe(0);
   });
 

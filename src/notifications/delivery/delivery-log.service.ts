@@ -54,6 +54,7 @@ export class DeliveryLogService {
   async redeliver(userId: number, id: number): Promise<DeliveryDto> {
     const delivery = await this.ownDelivery(userId, id);
     const [claim] = await this.outbox.enqueueAgain({ id: delivery.eventId, userId, type: delivery.type }, this.worker.lease());
+    if (!claim) throw notFound(id); // retention removed it since it was read
     this.worker.dispatch([claim]);
     return toDeliveryDto((await this.outbox.findForUser(userId, claim.id))!);
   }
@@ -79,10 +80,12 @@ export class DeliveryLogService {
 
   private async ownDelivery(userId: number, id: number): Promise<WebhookDelivery> {
     const delivery = await this.outbox.findForUser(userId, id);
-    if (!delivery) throw new NotFoundException(`Delivery ${id} not found`);
+    if (!delivery) throw notFound(id);
     return delivery;
   }
 }
+
+const notFound = (id: number) => new NotFoundException(`Delivery ${id} not found`);
 
 function toDeliveryDto(d: WebhookDelivery): DeliveryDto {
   return {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
+import { isForeignKeyViolation } from '../common/database-errors';
 import { shortTransaction } from '../common/short-transaction';
 import type { AttemptResult } from './http/webhook-sender';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
@@ -76,9 +77,14 @@ export class DeliveryOutboxRepository {
     });
   }
 
-  /** Starts a new attempt cycle for an existing event (manual redelivery). */
+  /** Starts a new attempt cycle for an existing event (manual redelivery); none when the event is gone (retention removed it meanwhile). */
   async enqueueAgain(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>, lease: Lease): Promise<ClaimedDelivery[]> {
-    await insertDeliveries(this.dataSource.manager, [event], lease);
+    try {
+      await insertDeliveries(this.dataSource.manager, [event], lease);
+    } catch (error) {
+      if (isForeignKeyViolation(error)) return [];
+      throw error;
+    }
     return this.claimedBy(lease.token);
   }
 
