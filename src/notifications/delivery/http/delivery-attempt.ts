@@ -4,8 +4,14 @@ import type { Dispatcher } from 'undici';
 import { type ClassifiedError, classifyError, DEADLINE_EXCEEDED } from './attempt-error';
 import type { AttemptResult } from './attempt-result';
 
-/** Abort reason once enough of the response body was read; the connection is dropped rather than drained. */
-const EXCERPT_COMPLETE = new Error('webhook response excerpt complete');
+/**
+ * A response body is read to its end (the excerpt kept, the rest discarded), so the keep-alive
+ * connection serves the next attempt; a body larger than this ends the attempt and drops the connection.
+ */
+export const MAX_DRAINED_RESPONSE_BYTES = 64 * 1024;
+
+/** Abort reason for a response body too large to drain. */
+const RESPONSE_TOO_LARGE = new Error('webhook response body too large to drain');
 
 /**
  * One POST, as an undici dispatch handler: response chunks are collected straight from the parser (no body stream),
@@ -20,6 +26,7 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
   private statusCode: number | null = null;
   private chunks: Buffer[] | null = null;
   private size = 0;
+  private received = 0;
   private readonly deadline: NodeJS.Timeout;
 
   constructor(
@@ -44,11 +51,14 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
-    (this.chunks ??= []).push(chunk);
-    this.size += chunk.length;
-    if (this.size > this.maxResponseBytes) {
+    if (this.size <= this.maxResponseBytes) {
+      (this.chunks ??= []).push(chunk);
+      this.size += chunk.length;
+    }
+    this.received += chunk.length;
+    if (this.received > MAX_DRAINED_RESPONSE_BYTES) {
       this.settleWithResponse();
-      controller.abort(EXCERPT_COMPLETE);
+      controller.abort(RESPONSE_TOO_LARGE);
     }
   }
 

@@ -110,15 +110,28 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       });
     });
 
-    it('caps the response excerpt at 1024 bytes of a 100 KB body', async () => {
+    it('caps the response excerpt at 1024 bytes, and drops the connection of a body too large to drain (100 KB)', async () => {
       const body = 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(3000); // ~105 KB
       receiver.respondWith({ status: 200, body });
+      const target = sender({ connectionsPerOrigin: 1 });
 
-      const result = await post(sender(), receiver.url());
+      const results = await Promise.all([1, 2, 3].map(() => post(target, receiver.url())));
 
-      expect(result.outcome).toBe('success');
-      expect(result.statusCode).toBe(200);
-      expect(result.responseExcerpt).toBe(body.slice(0, 1024));
+      expect(results.map((result) => [result.outcome, result.statusCode])).toEqual(Array(3).fill(['success', 200]));
+      expect(results[0].responseExcerpt).toBe(body.slice(0, 1024));
+      expect(receiver.connections).toBe(3);
+    });
+
+    it('reads a response body larger than the excerpt (20 KB) to its end, so the connection serves the next attempt', async () => {
+      const body = 'x'.repeat(20_000);
+      receiver.respondWith({ status: 200, body });
+      const target = sender({ connectionsPerOrigin: 1 });
+
+      const results = await Promise.all([1, 2, 3].map(() => post(target, receiver.url())));
+
+      expect(results.map((result) => result.outcome)).toEqual(['success', 'success', 'success']);
+      expect(results[2].responseExcerpt).toBe(body.slice(0, 1024));
+      expect(receiver.connections).toBe(1);
     });
 
     it('cuts the excerpt at a character boundary and honours maxResponseBytes', async () => {

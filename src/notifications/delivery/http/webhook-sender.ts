@@ -14,7 +14,8 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000;
 export const DEFAULT_MAX_RESPONSE_BYTES = 1024;
 export const DEFAULT_CONNECTIONS_PER_ORIGIN = 16;
 
-const TARGET_CACHE_SIZE = 1024;
+// Sized for many thousands of endpoints: a smaller cache that users cycle through is emptied over and over.
+const TARGET_CACHE_SIZE = 10_000;
 
 interface Target {
   origin: string;
@@ -27,7 +28,7 @@ export interface WebhookSenderOptions {
   extraCaPem?: string;
   /** Overall deadline per attempt: connect + TLS + headers + body. Default 5000. */
   timeoutMs?: number;
-  /** Read at most this much of the response body, then drop the connection. Default 1024. */
+  /** Keep at most this much of the response body as the attempt's excerpt. Default 1024. The body is read to its end up to 64 KiB (keeping the connection), and the connection is dropped beyond. */
   maxResponseBytes?: number;
   /** Keep-alive pool size per origin. Default 16. */
   connectionsPerOrigin?: number;
