@@ -112,7 +112,7 @@ async function main(): Promise<void> {
         for (const processes of size.scaleOut) {
           log(`scale-out: ${size.events} events over ${processes} × node dist/main.js`);
           const run = await throughputViaHttp(context, processes);
-          log(`scale-out ${processes}: ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates`);
+          log(`scale-out ${processes}: ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates; CPU ${JSON.stringify(run.cpu)}`);
           runs.push(run);
         }
         ratios.push(...runs);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { wallMs } from '../lib/clock';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
+import { cpuSnapshot, type CpuUsage, cpuUsage, databaseServerPids } from '../lib/cpu';
 import { summarizeProfile, type ProfileSummary } from '../lib/profile-summary';
 import { type MainProcess, startIpcService, startMainProcess } from '../lib/services';
 import { benchEvents, enableWebhooks, publishViaHttp, publishViaIpc, waitForEvents } from '../lib/workload';
@@ -14,6 +15,8 @@ export interface ThroughputResult extends DeliveryCheck {
   readonly durationMs: number;
   readonly deliveriesPerSecond: number;
   ratioToCeiling?: number;
+  /** From the first publish call to the last delivery (scale-out runs). */
+  readonly cpu?: CpuUsage;
 }
 
 /** Scenario 2 through WebhookPublisher.publishMany, in batches, with a CPU profile of the service. */
@@ -50,13 +53,16 @@ export async function throughputViaHttp(context: BenchContext, processes: number
     await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, context.size.users, context.bases));
     await context.receiver.call('reset');
     const events = benchEvents(0, context.size.events, context.size.users);
+    const pids = { services: instances.map((instance) => instance.child.pid!), receiver: [context.receiver.process.pid!], driver: [process.pid], database: databaseServerPids() };
+    const cpuBefore = cpuSnapshot(pids);
     const startedAt = wallMs();
     const queued = await publishViaHttp(instances.map((instance) => instance.base), events, context.size.batchSize);
     const publishMs = wallMs() - startedAt;
     const stats = await waitForEvents(context.receiver, queued, () => deliveryStates(database));
+    const cpu = cpuUsage(cpuBefore, cpuSnapshot(pids));
     const check = checkDelivery(context, `throughput (internal HTTP, ${processes} process(es))`, stats, events.length);
     const durationMs = stats.lastOkAt - startedAt;
-    return { processes, ...check, publishMs: round(publishMs), durationMs: round(durationMs), deliveriesPerSecond: round((check.delivered * 1000) / durationMs) };
+    return { processes, ...check, publishMs: round(publishMs), durationMs: round(durationMs), deliveriesPerSecond: round((check.delivered * 1000) / durationMs), cpu };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
     await database.drop();
