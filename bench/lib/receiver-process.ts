@@ -17,6 +17,8 @@ const HANG_MS = 6500;
 let secrets = new Map<string, string>();
 let faults: FaultRates | null = null;
 let keepAttempts = false;
+/** Delay before each 200, like a receiver doing real work; 0 answers at once. */
+let okDelayMs = 0;
 let state = freshState();
 const servers: Server[] = [];
 // Raw TCP sockets by client port: a TLSSocket cannot send a TCP reset itself, its underlying socket can.
@@ -65,8 +67,15 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
       list.push({ attempt, at: now, behaviour, seq: body.payload?.seq ?? null, validSignature: valid });
       state.attempts.set(eventId, list);
     }
-    answer(behaviour, req, res, now);
+    answer(behaviour, req, res);
   });
+}
+
+function answerOk(res: ServerResponse): void {
+  state.ok++;
+  state.lastOkAt = wallMs();
+  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+  res.end('ok');
 }
 
 function chooseBehaviour(): ReceivedAttempt['behaviour'] {
@@ -79,14 +88,12 @@ function chooseBehaviour(): ReceivedAttempt['behaviour'] {
   return 'ok';
 }
 
-function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, res: ServerResponse, now: number): void {
+function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, res: ServerResponse): void {
   state.answered[behaviour]++;
   switch (behaviour) {
     case 'ok':
-      state.ok++;
-      state.lastOkAt = now;
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-      res.end('ok');
+      if (okDelayMs > 0) setTimeout(answerOk, okDelayMs, res);
+      else answerOk(res);
       return;
     case 'error500':
       res.writeHead(500, { 'content-type': 'text/plain', 'content-length': '4' });
@@ -150,7 +157,8 @@ serveIpc({
   setSecrets: (entries: [string, string][]) => {
     secrets = new Map(entries);
   },
-  configure: (options: { faults?: FaultRates | null; keepAttempts?: boolean }) => {
+  configure: (options: { faults?: FaultRates | null; keepAttempts?: boolean; okDelayMs?: number }) => {
+    okDelayMs = options.okDelayMs ?? 0;
     faults = options.faults ?? null;
     keepAttempts = options.keepAttempts ?? false;
   },
