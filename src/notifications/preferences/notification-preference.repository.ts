@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { Brackets, In, Repository } from 'typeorm';
 import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database-errors';
 import { findInChunks } from '../common/find-in-chunks';
@@ -55,26 +55,36 @@ export class NotificationPreferenceRepository {
     }
   }
 
-  /** Counts one more failed delivery of an enabled preference; the new count, or null when it is not enabled. */
-  async countFailure(key: PreferenceKey): Promise<number | null> {
+  /** Counts `count` more failed deliveries of an enabled preference; the new count, or null when it is not enabled. */
+  async countFailures(key: PreferenceKey, count: number): Promise<number | null> {
     await this.preferences
       .createQueryBuilder()
       .update()
-      .set({ consecutiveFailures: () => 'consecutive_failures + 1', updatedAt: keepUpdatedAt })
+      .set({ consecutiveFailures: () => `consecutive_failures + ${Math.trunc(count)}`, updatedAt: keepUpdatedAt })
       .where('user_id = :userId AND type = :type AND channel = :channel AND enabled = :enabled', { ...key, enabled: true })
       .execute();
     const row = await this.preferences.findOne({ select: { id: true, enabled: true, consecutiveFailures: true }, where: { ...key } });
     return row?.enabled ? row.consecutiveFailures : null;
   }
 
-  /** Forgets the failures in a row (a delivery succeeded); writes only when there were some. */
-  async resetFailures(key: PreferenceKey): Promise<void> {
-    await this.preferences
-      .createQueryBuilder()
-      .update()
-      .set({ consecutiveFailures: 0, updatedAt: keepUpdatedAt })
-      .where('user_id = :userId AND type = :type AND channel = :channel AND consecutive_failures > 0', { ...key })
-      .execute();
+  /** Forgets the failures in a row of these preferences (a delivery succeeded); writes only rows that had some. */
+  async resetFailures(keys: readonly PreferenceKey[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += RESET_CHUNK) {
+      const chunk = keys.slice(i, i + RESET_CHUNK);
+      await this.preferences
+        .createQueryBuilder()
+        .update()
+        .set({ consecutiveFailures: 0, updatedAt: keepUpdatedAt })
+        .where('consecutive_failures > 0')
+        .andWhere(
+          new Brackets((anyOf) =>
+            chunk.forEach(({ userId, type, channel }, j) =>
+              anyOf.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, { [`u${j}`]: userId, [`t${j}`]: type, [`c${j}`]: channel }),
+            ),
+          ),
+        )
+        .execute();
+    }
   }
 
   /** Disables the preference with a reason if it is still enabled and still has `failures` in a row; true when it did. */
@@ -102,6 +112,8 @@ export class NotificationPreferenceRepository {
     return this.preferences.save(preference);
   }
 }
+
+const RESET_CHUNK = 100;
 
 // Failure bookkeeping is not a change the user made: `updatedAt` keeps its value.
 const keepUpdatedAt = () => 'updated_at';

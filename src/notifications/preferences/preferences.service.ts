@@ -3,6 +3,7 @@ import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition
 import { InvalidFieldsException } from '../common/api-errors';
 import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
+import type { FinishedRun } from './auto-disable/finished-runs';
 import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
 import { PreferenceSource } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
@@ -24,6 +25,12 @@ export interface AutoDisablePolicy {
   readonly disableAfter: number;
   /** Now, in epoch ms, for the reason text. */
   readonly now: number;
+}
+
+export interface DisabledWebhook {
+  readonly userId: number;
+  readonly type: EventType;
+  readonly failures: number;
 }
 
 export const webhookKey = (userId: number, type: EventType) => `${userId}/${type}`;
@@ -67,19 +74,21 @@ export class PreferencesService {
   }
 
   /**
-   * Auto-disable bookkeeping for a delivery that ended: DELIVERED resets the failures in a row, FAILED
-   * adds one and, at `policy.disableAfter`, disables the type's webhook with a reason. True when it disabled it.
+   * Auto-disable bookkeeping for deliveries that ended, folded per webhook: a DELIVERED one resets its
+   * failures in a row (one write for the whole batch), FAILED ones after it are added and, at
+   * `policy.disableAfter`, disable the type's webhook with a reason. Answers the webhooks it disabled.
    */
-  async recordFinishedDelivery(userId: number, type: EventType, delivered: boolean, policy: AutoDisablePolicy): Promise<boolean> {
-    const key = { userId, type, channel: WEBHOOK };
-    if (delivered) {
-      await this.preferences.resetFailures(key);
-      return false;
+  async recordFinishedRuns(runs: readonly FinishedRun[], policy: AutoDisablePolicy): Promise<DisabledWebhook[]> {
+    const key = ({ userId, type }: FinishedRun) => ({ userId, type, channel: WEBHOOK });
+    await this.preferences.resetFailures(runs.filter((run) => run.reset).map(key));
+    const disabled: DisabledWebhook[] = [];
+    for (const run of runs.filter(({ failuresAfter }) => failuresAfter > 0)) {
+      const failures = await this.preferences.countFailures(key(run), run.failuresAfter);
+      if (failures === null || failures < policy.disableAfter) continue;
+      const reason = `disabled after ${failures} consecutive failed deliveries on ${new Date(policy.now).toISOString()}`;
+      if (await this.preferences.disableAfterFailures(key(run), policy.disableAfter, reason)) disabled.push({ userId: run.userId, type: run.type, failures });
     }
-    const failures = await this.preferences.countFailure(key);
-    if (failures === null || failures < policy.disableAfter) return false;
-    const reason = `disabled after ${failures} consecutive failed deliveries on ${new Date(policy.now).toISOString()}`;
-    return this.preferences.disableAfterFailures(key, policy.disableAfter, reason);
+    return disabled;
   }
 
   /** The user's explicit preferences. */

@@ -1,24 +1,30 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { filter, type Subscription } from 'rxjs';
 import { Clock } from '../../clock/clock';
+import { GroupCommit } from '../../common/group-commit';
 import { type AttemptRecorded, DeliveryEvents } from '../../delivery/delivery-events';
 import { DeliveryStatus } from '../../delivery/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 import { PreferencesService } from '../preferences.service';
 import { autoDisableAfter } from './auto-disable-settings';
+import { foldFinished } from './finished-runs';
+
+const MAX_BATCH = 500;
 
 /**
  * Disables a user's webhook for a type after N of its deliveries in a row ended FAILED (option
- * `autoDisableAfterFailures`, off by default). Listens to finished deliveries and handles them one
- * at a time, in the order they finished; pending deliveries of a disabled type are then cancelled by the worker.
+ * `autoDisableAfterFailures`, off by default). Listens to finished deliveries and accounts for them in
+ * batches, in the order they finished: those that finish while a batch is written go into the next,
+ * so a busy worker pays a few writes per batch rather than one per delivery. Pending deliveries of a
+ * disabled type are then cancelled by the worker.
  */
 @Injectable()
 export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookAutoDisable');
   private readonly disableAfter: number;
+  private readonly finished = new GroupCommit<AttemptRecorded, void>((batch) => this.record(batch), { maxGroupSize: MAX_BATCH });
   private subscription: Subscription | null = null;
-  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly events: DeliveryEvents,
@@ -33,28 +39,30 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
     if (this.disableAfter === 0) return;
     this.subscription = this.events.attemptRecorded
       .pipe(filter((attempt) => attempt.status === DeliveryStatus.DELIVERED || attempt.status === DeliveryStatus.FAILED))
-      .subscribe((attempt) => {
-        this.queue = this.queue.then(() => this.record(attempt));
-      });
+      .subscribe((attempt) => void this.finished.submit(attempt));
   }
 
   /** Resolves once every delivery that finished so far is accounted for. */
   idle(): Promise<void> {
-    return this.queue;
+    return this.finished.idle();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.subscription?.unsubscribe();
-    await this.queue;
+    await this.finished.idle();
   }
 
-  private async record({ userId, type, status }: AttemptRecorded): Promise<void> {
+  // Never throws: a batch that cannot be written is logged and not retried, so no failure is counted twice.
+  private async record(batch: AttemptRecorded[]): Promise<void[]> {
     try {
-      const policy = { disableAfter: this.disableAfter, now: this.clock.now() };
-      const disabled = await this.preferences.recordFinishedDelivery(userId, type, status === DeliveryStatus.DELIVERED, policy);
-      if (disabled) this.logger.warn(`Disabled the ${type} webhook of user ${userId} after ${this.disableAfter} consecutive failed deliveries`);
+      const runs = foldFinished(batch.map(({ userId, type, status }) => ({ userId, type, delivered: status === DeliveryStatus.DELIVERED })));
+      const disabled = await this.preferences.recordFinishedRuns(runs, { disableAfter: this.disableAfter, now: this.clock.now() });
+      for (const { userId, type, failures } of disabled) {
+        this.logger.warn(`Disabled the ${type} webhook of user ${userId} after ${failures} consecutive failed deliveries`);
+      }
     } catch (error) {
-      this.logger.error(`Could not record the ${status} delivery of user ${userId} for ${type}`, (error as Error).stack);
+      this.logger.error(`Could not account for ${batch.length} finished deliveries`, (error as Error).stack);
     }
+    return batch.map(() => undefined);
   }
 }

@@ -1,0 +1,34 @@
+import type { EventType } from '../../catalog/event-catalog';
+
+export interface FinishedDelivery {
+  readonly userId: number;
+  readonly type: EventType;
+  readonly delivered: boolean;
+}
+
+/** What a batch of finished deliveries does to one webhook's count of failed deliveries in a row. */
+export interface FinishedRun {
+  readonly userId: number;
+  readonly type: EventType;
+  /** A delivery ended DELIVERED: the count restarts from 0 before `failuresAfter` is added. */
+  readonly reset: boolean;
+  /** Deliveries that ended FAILED after the last DELIVERED one of the batch. */
+  readonly failuresAfter: number;
+}
+
+/** Folds deliveries, in the order they finished, into one run per webhook (user and type), in first-seen order. */
+export function foldFinished(finished: readonly FinishedDelivery[]): FinishedRun[] {
+  const runs = new Map<string, { userId: number; type: EventType; reset: boolean; failuresAfter: number }>();
+  for (const { userId, type, delivered } of finished) {
+    const key = `${userId}/${type}`;
+    const run = runs.get(key) ?? { userId, type, reset: false, failuresAfter: 0 };
+    if (delivered) {
+      run.reset = true;
+      run.failuresAfter = 0;
+    } else {
+      run.failuresAfter++;
+    }
+    runs.set(key, run);
+  }
+  return [...runs.values()];
+}
