@@ -23,6 +23,17 @@ export enum LogLevel {
   silent = 'silent',
 }
 
+/** A whole number from `min` (to `max`), given as text; one message, naming the variable, for every way it can be wrong. */
+function WholeNumber(min: number, max?: number): PropertyDecorator {
+  return (target, property) => {
+    const message =
+      max === undefined ? `${String(property)} must be a whole number of at least ${min}` : `${String(property)} must be an integer from ${min} to ${max}`;
+    const decorators = [Transform(({ value }) => Number(value)), IsInt({ message }), Min(min, { message })];
+    if (max !== undefined) decorators.push(Max(max, { message }));
+    for (const decorate of decorators) decorate(target, property);
+  };
+}
+
 /** The environment variables of the standalone service; `.env.example` documents each one. */
 export class EnvironmentVariables {
   @IsEnum(NodeEnv)
@@ -73,19 +84,13 @@ export class EnvironmentVariables {
   @IsString()
   CORS_ORIGINS?: string;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'RATE_LIMIT_SETTINGS_PER_MINUTE must be a whole number of at least 1' })
-  @Min(1, { message: 'RATE_LIMIT_SETTINGS_PER_MINUTE must be a whole number of at least 1' })
+  @WholeNumber(1)
   RATE_LIMIT_SETTINGS_PER_MINUTE = 120;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'RATE_LIMIT_TEST_SEND_PER_MINUTE must be a whole number of at least 1' })
-  @Min(1, { message: 'RATE_LIMIT_TEST_SEND_PER_MINUTE must be a whole number of at least 1' })
+  @WholeNumber(1)
   RATE_LIMIT_TEST_SEND_PER_MINUTE = 5;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'RATE_LIMIT_REDELIVER_PER_MINUTE must be a whole number of at least 1' })
-  @Min(1, { message: 'RATE_LIMIT_REDELIVER_PER_MINUTE must be a whole number of at least 1' })
+  @WholeNumber(1)
   RATE_LIMIT_REDELIVER_PER_MINUTE = 10;
 
   @IsEnum(LogLevel, { message: `LOG_LEVEL must be one of ${Object.values(LogLevel).join(', ')}` })
@@ -95,10 +100,7 @@ export class EnvironmentVariables {
   @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters' })
   METRICS_TOKEN?: string;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
-  @Min(0, { message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
-  @Max(60_000, { message: 'SHUTDOWN_READINESS_DELAY_MS must be an integer from 0 to 60000' })
+  @WholeNumber(0, 60_000)
   SHUTDOWN_READINESS_DELAY_MS = 0;
 
   @Transform(({ value }) => Number(value))
@@ -117,31 +119,19 @@ export class EnvironmentVariables {
   WEBHOOK_AUTO_DISABLE_AFTER = 0;
 
   @IsOptional()
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
-  @Min(1, { message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
-  @Max(1024, { message: 'DELIVERY_CONCURRENCY must be an integer from 1 to 1024' })
+  @WholeNumber(1, 1024)
   DELIVERY_CONCURRENCY?: number;
 
   @IsOptional()
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
-  @Min(1, { message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
-  @Max(10_000, { message: 'DELIVERY_BATCH_SIZE must be an integer from 1 to 10000' })
+  @WholeNumber(1, 10_000)
   DELIVERY_BATCH_SIZE?: number;
 
   @IsOptional()
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
-  @Min(1000, { message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
-  @Max(3_600_000, { message: 'DELIVERY_LEASE_MS must be an integer from 1000 to 3600000' })
+  @WholeNumber(1000, 3_600_000)
   DELIVERY_LEASE_MS?: number;
 
   @IsOptional()
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
-  @Min(100, { message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
-  @Max(60_000, { message: 'DELIVERY_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @WholeNumber(100, 60_000)
   DELIVERY_TIMEOUT_MS?: number;
 }
 
