@@ -22,12 +22,8 @@ export async function killConnections(server: DatabaseServer, size: KillConnecti
     const kills: { afterDeliveries: number; connections: number }[] = [];
     const killer = (async () => {
       for (const fraction of [0.3, 0.6]) {
-        for (;;) {
-          const stats = await run.receiver.call<ReceiverStats>('stats');
-          if (stats.uniqueEvents >= size.events * fraction) break;
-          await sleep(20);
-        }
-        const { uniqueEvents } = await run.receiver.call<ReceiverStats>('stats');
+        let uniqueEvents: number;
+        while ((uniqueEvents = (await run.receiver.call<ReceiverStats>('stats')).uniqueEvents) < size.events * fraction) await sleep(20);
         const connections = await killServiceConnections(run.database);
         kills.push({ afterDeliveries: uniqueEvents, connections });
         run.log(`KILLed ${connections} connection(s) of the service after ${uniqueEvents} deliveries`);

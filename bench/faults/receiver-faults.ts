@@ -1,6 +1,6 @@
 import { sleep } from '../lib/clock';
 import type { DatabaseServer } from '../lib/databases';
-import type { ReceivedAttempt } from '../lib/receiver-types';
+import type { ReceivedAttempt, ReceiverStats } from '../lib/receiver-types';
 import { type MainProcess, startMainProcess } from '../lib/services';
 import { benchEvents, enableWebhooks, publishViaHttp } from '../lib/workload';
 import { type AttemptsByEvent, deliveryRows, receivedAttempts, startFaultRun } from './fault-kit';
@@ -78,7 +78,7 @@ export async function receiverFaults(server: DatabaseServer, size: ReceiverFault
     const unknown = [...attempts.keys()].filter((eventId) => !rows.has(eventId)).length;
     if (unknown > 0) run.problems.push(`${unknown} event ids received that have no delivery row`);
     if (rows.size !== queued) run.problems.push(`${queued} deliveries queued but ${rows.size} stored`);
-    const answered = [...attempts.values()].flat().reduce<Record<ReceivedAttempt['behaviour'], number>>((counts, attempt) => ((counts[attempt.behaviour] = (counts[attempt.behaviour] ?? 0) + 1), counts), {} as never);
+    const { answered } = await run.receiver.call<ReceiverStats>('stats');
     return { scenario: 'receiver faults: 10% 500, 5% hang > 5 s, 5% reset, 2% 302', events: size.events, queued, answered, ...outcome, problems: run.problems };
   } finally {
     await instance?.stop();

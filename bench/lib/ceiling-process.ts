@@ -1,10 +1,17 @@
 // The physical limit: a bare undici `request` loop with the service's concurrency, body size and
-// signing, to the same receiver, in its own process like the service.
-import { createHmac, randomUUID } from 'node:crypto';
+// signing, to the same receiver, in its own process like the service. The body and the signed headers
+// come from the service's own builders (in the build), so the ceiling sends exactly what an attempt sends.
+import { randomUUID } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { wallMs } from './clock';
 import { serveIpc } from './ipc';
+import { DIST } from './library';
 import { benchEvent } from './workload';
+
+type RequestFile = typeof import('../../src/notifications/delivery/webhook-request');
+type BodyFile = typeof import('../../src/notifications/delivery/webhook-body');
+const { buildWebhookRequest } = require(`${DIST}/notifications/delivery/webhook-request.js`) as RequestFile;
+const { webhookBody } = require(`${DIST}/notifications/delivery/webhook-body.js`) as BodyFile;
 
 export interface CeilingInput {
   readonly bases: string[];
@@ -26,32 +33,17 @@ async function run(input: CeilingInput) {
       const seq = next++;
       const event = benchEvent(seq, input.users);
       const now = Date.now();
-      const body = JSON.stringify({
+      const { url, headers, body } = buildWebhookRequest({
+        url: `${input.bases[event.userId % input.bases.length]}/hook/${event.userId}/${event.type}`,
+        body: webhookBody({ ...event, type: event.type as never, severity: event.severity as never, createdAt: new Date(now).toISOString(), payload: { ...event.payload, t: wallMs() } }),
         type: event.type,
-        severity: event.severity,
-        title: event.title,
-        body: event.body,
-        createdAt: new Date(now).toISOString(),
-        payload: { ...event.payload, t: wallMs() },
-        userId: event.userId,
+        eventId: randomUUID(),
+        attempt: 1,
+        secret: secrets.get(`${event.userId}/${event.type}`)!,
+        userAgent: 'Service/0.1.0 (+https://funding.example.com)',
+        nowMs: now,
       });
-      const timestamp = Math.floor(now / 1000);
-      const secret = secrets.get(`${event.userId}/${event.type}`)!;
-      const signature = `v1=${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`;
-      const response = await request(`${input.bases[event.userId % input.bases.length]}/hook/${event.userId}/${event.type}`, {
-        method: 'POST',
-        dispatcher,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Service/0.1.0 (+https://funding.example.com)',
-          'x-service-type': event.type,
-          'x-service-event-id': randomUUID(),
-          'x-service-attempt': '1',
-          'x-service-timestamp': String(timestamp),
-          'x-service-signature': signature,
-        },
-        body,
-      });
+      const response = await request(url, { method: 'POST', dispatcher, headers, body });
       await response.body.dump();
       if (response.statusCode >= 200 && response.statusCode < 300) ok++;
     }

@@ -61,7 +61,6 @@ async function main(): Promise<void> {
       clearInterval(sampler);
       return samples;
     },
-    memory: () => process.memoryUsage(),
     /** Event-loop delay and GC pauses of the service, to tell queueing from pauses in latency tails. */
     startPauseWatch: () => {
       loopDelay.reset();
