@@ -12,7 +12,7 @@ const DESCRIPTIONS = {
   500: 'Unexpected error; the body never holds internals, the server logs the details.',
 } as const;
 
-export type DocumentedErrorStatus = keyof typeof DESCRIPTIONS;
+type DocumentedErrorStatus = keyof typeof DESCRIPTIONS;
 
 /** Declares error responses in the one shape (ErrorResponseDto), each with its standard description. */
 export function ApiErrorResponses(...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {

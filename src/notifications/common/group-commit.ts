@@ -67,9 +67,10 @@ export class GroupCommit<T, R> {
   private nextGroupLength(): number {
     let size = this.sizeOf(this.pending[0].item);
     let length = 1;
-    while (length < this.pending.length && size + this.sizeOf(this.pending[length].item) <= this.maxGroupSize) {
-      size += this.sizeOf(this.pending[length].item);
-      length++;
+    for (; length < this.pending.length; length++) {
+      const next = this.sizeOf(this.pending[length].item);
+      if (size + next > this.maxGroupSize) break;
+      size += next;
     }
     return length;
   }

@@ -25,7 +25,7 @@ function hasBody(request: Request): boolean {
 }
 
 /** Path (`payload.__proto__`, `events[2].payload.constructor`) of the first reserved key; iterative, so any depth is safe. */
-export function firstReservedKeyPath(body: unknown): string | undefined {
+function firstReservedKeyPath(body: unknown): string | undefined {
   const pending: Array<{ value: unknown; path: string }> = [{ value: body, path: '' }];
   while (pending.length > 0) {
     const { value, path } = pending.pop()!;

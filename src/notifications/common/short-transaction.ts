@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { isTransientLockError } from './database-errors';
+import { isMySql } from './is-mysql';
 
 const DEADLOCK_RETRIES = 5;
 
@@ -10,7 +11,7 @@ const DEADLOCK_RETRIES = 5;
  * to run again.
  */
 export async function shortTransaction<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
-  if (dataSource.options.type !== 'mysql') return dataSource.transaction(work);
+  if (!isMySql(dataSource)) return dataSource.transaction(work);
   for (let attempt = 1; ; attempt++) {
     try {
       return await dataSource.transaction('READ COMMITTED', work);

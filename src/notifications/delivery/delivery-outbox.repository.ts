@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
 import { isForeignKeyViolation } from '../common/database-errors';
+import { isMySql } from '../common/is-mysql';
 import { shortTransaction } from '../common/short-transaction';
 import type { AttemptResult } from './http/webhook-sender';
 import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
@@ -85,14 +86,14 @@ export class DeliveryOutboxRepository {
       if (isForeignKeyViolation(error)) return [];
       throw error;
     }
-    return this.claimedBy(lease.token);
+    return this.claimedBy(lease);
   }
 
   /** Leases up to `limit` due deliveries whose lease is free or expired. */
   async claimDue(limit: number, lease: Lease): Promise<ClaimedDelivery[]> {
     const claimed = await shortTransaction(this.dataSource, async (manager) => {
       const candidates = this.due(manager, lease.now).select('d.id', 'id').orderBy('d.nextAttemptAt', 'ASC').limit(limit);
-      if (this.dataSource.options.type === 'mysql') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
+      if (isMySql(this.dataSource)) candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const ids = (await candidates.getRawMany<{ id: number }>()).map((row) => Number(row.id));
       if (ids.length === 0) return 0;
       const result = await manager
@@ -105,7 +106,7 @@ export class DeliveryOutboxRepository {
         .execute();
       return result.affected ?? ids.length;
     });
-    return claimed === 0 ? [] : this.claimedBy(lease.token);
+    return claimed === 0 ? [] : this.claimedBy(lease);
   }
 
   /**
@@ -195,7 +196,7 @@ export class DeliveryOutboxRepository {
 
   /** Who holds each of these deliveries now; on MySQL/MariaDB the rows stay locked until the transaction ends. */
   private async leaseHolders(manager: EntityManager, ids: readonly number[]): Promise<Map<number, string | null>> {
-    const lock = this.dataSource.options.type === 'mysql' ? ' FOR UPDATE' : '';
+    const lock = isMySql(this.dataSource) ? ' FOR UPDATE' : '';
     const rows: { id: number | string; locked_by: string | null }[] = await manager.query(
       `SELECT id, locked_by FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${lock}`,
       [...ids],
@@ -211,7 +212,8 @@ export class DeliveryOutboxRepository {
       .andWhere(new Brackets((free) => free.where('d.lockedUntil IS NULL').orWhere('d.lockedUntil < :now', { now })));
   }
 
-  private async claimedBy(token: string): Promise<ClaimedDelivery[]> {
+  /** The deliveries leased with `lease` (just now), with their bodies. */
+  private async claimedBy(lease: Lease): Promise<ClaimedDelivery[]> {
     const rows = await this.dataSource
       .createQueryBuilder(WebhookDelivery, 'd')
       .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId')
@@ -220,18 +222,17 @@ export class DeliveryOutboxRepository {
       .addSelect('d.userId', 'userId')
       .addSelect('d.type', 'type')
       .addSelect('d.attemptCount', 'attemptCount')
-      .addSelect('d.lockedUntil', 'lockedUntil')
       .addSelect('e.body', 'body')
-      .where('d.lockedBy = :token', { token })
+      .where('d.lockedBy = :token', { token: lease.token })
       .orderBy('d.id', 'ASC')
-      .getRawMany<Omit<ClaimedDelivery, 'lockToken'>>();
+      .getRawMany<Omit<ClaimedDelivery, 'lockToken' | 'lockedUntil'>>();
     return rows.map((row) => ({
       ...row,
       id: Number(row.id),
       userId: Number(row.userId),
       attemptCount: Number(row.attemptCount),
-      lockedUntil: Number(row.lockedUntil),
-      lockToken: token,
+      lockedUntil: lease.until,
+      lockToken: lease.token,
     }));
   }
 }

@@ -8,6 +8,7 @@ import { PreferencesService, type WebhookTarget, webhookKey } from '../preferenc
 import { type AttemptRecord, type ClaimedDelivery, DeliveryOutboxRepository, type Lease } from './delivery-outbox.repository';
 import { DeliveryEvents } from './delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from './delivery-settings';
+import { blockedBeforeConnect } from './http/attempt-error';
 import { type AttemptResult, WebhookSender } from './http/webhook-sender';
 import { nextAttemptAt } from './retry-policy';
 import { DeliveryStatus } from './webhook-delivery.entity';
@@ -155,11 +156,14 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
     }
     const startedAt = this.clock.now();
     const attemptNumber = claim.attemptCount + 1;
-    const request = buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt: attemptNumber, userAgent: this.settings.userAgent, nowMs: startedAt });
-    const result = target.unusableSecret ? refusedUnsigned(target.unusableSecret) : await this.sender.send(request);
+    const result = target.unusableSecret ? refusedUnsigned(target.unusableSecret) : await this.sender.send(this.request(claim, target, attemptNumber, startedAt));
     const next = result.outcome === 'success' ? null : nextAttemptAt(attemptNumber, this.clock.now());
     const status = result.outcome === 'success' ? DeliveryStatus.DELIVERED : next === null ? DeliveryStatus.FAILED : DeliveryStatus.PENDING;
     return { startedAt, result, status, nextAttemptAt: next };
+  }
+
+  private request(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number) {
+    return buildWebhookRequest({ ...target, body: claim.body, type: claim.type, eventId: claim.eventId, attempt, userAgent: this.settings.userAgent, nowMs });
   }
 
   private async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
@@ -181,5 +185,5 @@ export class DeliveryWorker implements BeforeApplicationShutdown, OnApplicationS
 
 // An attempt that cannot be signed is not sent: it fails like a blocked address, and is retried on schedule.
 function refusedUnsigned(reason: string): AttemptResult {
-  return { outcome: 'blocked', statusCode: null, durationMs: 0, error: `blocked: ${reason}`, responseExcerpt: null };
+  return { ...blockedBeforeConnect(new Error(reason)), statusCode: null, durationMs: 0, responseExcerpt: null };
 }

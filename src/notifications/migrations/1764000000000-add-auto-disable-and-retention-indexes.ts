@@ -1,4 +1,5 @@
 import { type MigrationInterface, type QueryRunner, TableColumn, TableIndex } from 'typeorm';
+import { isMySql } from '../common/is-mysql';
 
 const EVENT_FOREIGN_KEY = 'fk_webhook_deliveries_event';
 const COLUMNS = [
@@ -19,7 +20,7 @@ export class AddAutoDisableAndRetentionIndexes1764000000000 implements Migration
   name = 'AddAutoDisableAndRetentionIndexes1764000000000';
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (isMysql(queryRunner)) {
+    if (isMySql(queryRunner.connection)) {
       await queryRunner.addColumns('notification_preferences', COLUMNS);
     } else {
       await queryRunner.query('ALTER TABLE "notification_preferences" ADD COLUMN "consecutive_failures" integer NOT NULL DEFAULT (0)');
@@ -30,7 +31,7 @@ export class AddAutoDisableAndRetentionIndexes1764000000000 implements Migration
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    if (isMysql(queryRunner)) {
+    if (isMySql(queryRunner.connection)) {
       // MySQL keeps an index for the foreign key on event_id: drop the key with it, then recreate it (with its own index).
       const eventKey = (await queryRunner.getTable('webhook_deliveries'))?.foreignKeys.find((key) => key.name === EVENT_FOREIGN_KEY);
       if (eventKey) await queryRunner.dropForeignKey('webhook_deliveries', eventKey);
@@ -40,15 +41,11 @@ export class AddAutoDisableAndRetentionIndexes1764000000000 implements Migration
       await queryRunner.dropIndex('webhook_deliveries', 'ix_webhook_deliveries_event');
     }
     await queryRunner.dropIndex('webhook_deliveries', 'ix_webhook_deliveries_retention');
-    if (isMysql(queryRunner)) {
+    if (isMySql(queryRunner.connection)) {
       for (const column of [...COLUMNS].reverse()) await queryRunner.dropColumn('notification_preferences', column.name);
     } else {
       await queryRunner.query('ALTER TABLE "notification_preferences" DROP COLUMN "disabled_reason"');
       await queryRunner.query('ALTER TABLE "notification_preferences" DROP COLUMN "consecutive_failures"');
     }
   }
-}
-
-function isMysql(queryRunner: QueryRunner): boolean {
-  return queryRunner.connection.options.type === 'mysql';
 }

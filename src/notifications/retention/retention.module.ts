@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { DeliveryModule } from '../delivery/delivery.module';
+import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import { DeliveryRetentionRepository } from './delivery-retention.repository';
 import { RETENTION_SETTINGS, retentionSettings } from './retention-settings';
@@ -7,7 +7,7 @@ import { RetentionService } from './retention.service';
 
 /** The daily retention job. Needs the host app's `ScheduleModule.forRoot()`. */
 @Module({
-  imports: [DeliveryModule],
+  imports: [ClockModule],
   providers: [{ provide: RETENTION_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: retentionSettings }, DeliveryRetentionRepository, RetentionService],
   exports: [RetentionService],
 })

@@ -27,7 +27,7 @@ export enum Severity {
 }
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
-export const MAX_PAYLOAD_BYTES = 16_384;
+const MAX_PAYLOAD_BYTES = 16_384;
 
 /** A funding-automation event for one user. */
 export class PublishEventDto {

@@ -8,7 +8,7 @@ import type { AttemptResult } from './attempt-result';
  * A response body is read to its end (the excerpt kept, the rest discarded), so the keep-alive
  * connection serves the next attempt; a body larger than this ends the attempt and drops the connection.
  */
-export const MAX_DRAINED_RESPONSE_BYTES = 64 * 1024;
+const MAX_DRAINED_RESPONSE_BYTES = 64 * 1024;
 
 /** Abort reason for a response body too large to drain. */
 const RESPONSE_TOO_LARGE = new Error('webhook response body too large to drain');
