@@ -1,6 +1,8 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
-import { LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
+import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
+import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
+import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
 
 export enum NodeEnv {
   development = 'development',
@@ -85,13 +87,13 @@ export class EnvironmentVariables {
   CORS_ORIGINS?: string;
 
   @WholeNumber(1)
-  RATE_LIMIT_SETTINGS_PER_MINUTE = 120;
+  RATE_LIMIT_SETTINGS_PER_MINUTE = DEFAULT_RATE_LIMITS.settings.limit;
 
   @WholeNumber(1)
-  RATE_LIMIT_TEST_SEND_PER_MINUTE = 5;
+  RATE_LIMIT_TEST_SEND_PER_MINUTE = DEFAULT_RATE_LIMITS.testSend.limit;
 
   @WholeNumber(1)
-  RATE_LIMIT_REDELIVER_PER_MINUTE = 10;
+  RATE_LIMIT_REDELIVER_PER_MINUTE = DEFAULT_RATE_LIMITS.redeliver.limit;
 
   @IsEnum(LogLevel, { message: `LOG_LEVEL must be one of ${Object.values(LogLevel).join(', ')}` })
   LOG_LEVEL: LogLevel = LogLevel.info;
@@ -106,12 +108,12 @@ export class EnvironmentVariables {
   @Transform(({ value }) => Number(value))
   @IsInt({ message: 'RETENTION_DELIVERED_DAYS must be a whole number of days' })
   @Min(1, { message: 'RETENTION_DELIVERED_DAYS must be at least 1' })
-  RETENTION_DELIVERED_DAYS = 30;
+  RETENTION_DELIVERED_DAYS = DEFAULT_RETENTION.deliveredDays;
 
   @Transform(({ value }) => Number(value))
   @IsInt({ message: 'RETENTION_FAILED_DAYS must be a whole number of days' })
   @Min(1, { message: 'RETENTION_FAILED_DAYS must be at least 1' })
-  RETENTION_FAILED_DAYS = 90;
+  RETENTION_FAILED_DAYS = DEFAULT_RETENTION.failedDays;
 
   @Transform(({ value }) => Number(value))
   @IsInt({ message: 'WEBHOOK_AUTO_DISABLE_AFTER must be a whole number (0 = never)' })
@@ -143,8 +145,8 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   const problems = errors.flatMap((error) => Object.values(error.constraints ?? {}));
   if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
-  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? 5_000;
-  const leaseMs = variables.DELIVERY_LEASE_MS ?? 60_000;
+  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS;
+  const leaseMs = variables.DELIVERY_LEASE_MS ?? DEFAULT_LEASE_MS;
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     problems.push(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }

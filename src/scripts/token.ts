@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { loadAppConfig } from '../config/load-app-config';
-import { parseUserId, signUserToken } from '../notifications/auth/jwt-user-resolver';
+import { signUserToken } from '../notifications/auth/jwt-user-resolver';
+import { parseUserId } from '../notifications/auth/user-id';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 const userId = parseUserId(process.argv[2]);

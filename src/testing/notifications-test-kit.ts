@@ -5,7 +5,7 @@ import { NotificationChannel } from '../notifications/catalog/event-catalog';
 import { Clock } from '../notifications/clock/clock';
 import { DeliveryWorker } from '../notifications/delivery/delivery-worker';
 import { WebhookPublisher } from '../notifications/delivery/webhook-publisher';
-import { PreferencesService } from '../notifications/preferences/preferences.service';
+import { PreferencesService, webhookKey } from '../notifications/preferences/preferences.service';
 import { DeliveryScheduler } from '../notifications/scheduler/delivery-scheduler';
 import type { ReceivedRequest } from './received-request';
 import type { TestClock } from './test-clock';
@@ -58,7 +58,7 @@ export function attachNotificationsTestKit(app: INestApplication, wiring: { rece
     clock,
     publisher: app.get(WebhookPublisher, { strict: false }),
     async enableWebhook(userId, type, path = '/hook') {
-      const key = `${userId}/${type}`;
+      const key = webhookKey(userId, type as EventType);
       const saved = await preferences.upsert(userId, { type: type as EventType, channel: NotificationChannel.WEBHOOK, enabled: true, webhookUrl: receiver.url(path) });
       if (saved.webhookSecret) secrets.set(key, saved.webhookSecret);
       const secret = secrets.get(key);

@@ -7,9 +7,6 @@ import { parseUserId } from './user-id';
 // The scheme is case-insensitive (RFC 9110); the token is a compact JWS.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 
-/** Kept here too for `npm run token`. */
-export { parseUserId };
-
 /** Verifies `Authorization: Bearer <JWT>` signed HS256 with `secret`; the user id is the numeric `sub`. */
 export function jwtUserResolver(secret: string): UserIdResolver {
   // A key object made once: given a string, jsonwebtoken first tries (and fails) to parse it as a public

@@ -16,9 +16,11 @@ export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 
 /** An attempt starts only if it can finish, and be recorded, this long before its lease ends. */
 export const LEASE_MARGIN_MS = 1_000;
+export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_TIMEOUT_MS = 5_000;
 
 export function deliverySettings(options: NotificationsModuleOptions): DeliverySettings {
-  const { concurrency = 64, batchSize = 200, leaseMs = 60_000, timeoutMs = 5_000, shutdownGraceMs = 10_000 } = options.delivery ?? {};
+  const { concurrency = 64, batchSize = 200, leaseMs = DEFAULT_LEASE_MS, timeoutMs = DEFAULT_TIMEOUT_MS, shutdownGraceMs = 10_000 } = options.delivery ?? {};
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }

@@ -55,34 +55,46 @@ export class NotificationPreferenceRepository {
     }
   }
 
-  /** Counts `count` more failed deliveries of an enabled preference; the new count, or null when it is not enabled. */
-  async countFailures(key: PreferenceKey, count: number): Promise<number | null> {
-    await this.preferences
-      .createQueryBuilder()
-      .update()
-      .set({ consecutiveFailures: () => `consecutive_failures + ${Math.trunc(count)}`, updatedAt: keepUpdatedAt })
-      .where('user_id = :userId AND type = :type AND channel = :channel AND enabled = :enabled', { ...key, enabled: true })
-      .execute();
-    const row = await this.preferences.findOne({ select: { id: true, enabled: true, consecutiveFailures: true }, where: { ...key } });
-    return row?.enabled ? row.consecutiveFailures : null;
+  /**
+   * Adds failed deliveries to enabled preferences (`count` each), one UPDATE per distinct count and chunk of
+   * keys, then reads the new counts back in one SELECT per chunk. Answers the preferences still enabled.
+   */
+  async countFailures(failures: readonly { key: PreferenceKey; count: number }[]): Promise<{ userId: number; type: EventType; consecutiveFailures: number }[]> {
+    for (const count of new Set(failures.map((failure) => failure.count))) {
+      const keys = failures.filter((failure) => failure.count === count).map((failure) => failure.key);
+      for (const chunk of chunks(keys)) {
+        await this.preferences
+          .createQueryBuilder()
+          .update()
+          .set({ consecutiveFailures: () => `consecutive_failures + ${Math.trunc(count)}`, updatedAt: keepUpdatedAt })
+          .where('enabled = :enabled', { enabled: true })
+          .andWhere(anyOf(chunk))
+          .execute();
+      }
+    }
+    const counted = [];
+    for (const chunk of chunks(failures.map((failure) => failure.key))) {
+      counted.push(
+        ...(await this.preferences
+          .createQueryBuilder('p')
+          .select(['p.userId', 'p.type', 'p.consecutiveFailures'])
+          .where('p.enabled = :enabled', { enabled: true })
+          .andWhere(anyOf(chunk))
+          .getMany()),
+      );
+    }
+    return counted;
   }
 
   /** Forgets the failures in a row of these preferences (a delivery succeeded); writes only rows that had some. */
   async resetFailures(keys: readonly PreferenceKey[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += RESET_CHUNK) {
-      const chunk = keys.slice(i, i + RESET_CHUNK);
+    for (const chunk of chunks(keys)) {
       await this.preferences
         .createQueryBuilder()
         .update()
         .set({ consecutiveFailures: 0, updatedAt: keepUpdatedAt })
         .where('consecutive_failures > 0')
-        .andWhere(
-          new Brackets((anyOf) =>
-            chunk.forEach(({ userId, type, channel }, j) =>
-              anyOf.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, { [`u${j}`]: userId, [`t${j}`]: type, [`c${j}`]: channel }),
-            ),
-          ),
-        )
+        .andWhere(anyOf(chunk))
         .execute();
     }
   }
@@ -113,7 +125,22 @@ export class NotificationPreferenceRepository {
   }
 }
 
-const RESET_CHUNK = 100;
+const KEYS_PER_STATEMENT = 100;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const result: T[][] = [];
+  for (let i = 0; i < items.length; i += KEYS_PER_STATEMENT) result.push(items.slice(i, i + KEYS_PER_STATEMENT));
+  return result;
+}
+
+/** `(user_id = … AND type = … AND channel = …) OR …`, one term per key. */
+function anyOf(keys: readonly PreferenceKey[]): Brackets {
+  return new Brackets((where) =>
+    keys.forEach(({ userId, type, channel }, j) =>
+      where.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, { [`u${j}`]: userId, [`t${j}`]: type, [`c${j}`]: channel }),
+    ),
+  );
+}
 
 // Failure bookkeeping is not a change the user made: `updatedAt` keeps its value.
 const keepUpdatedAt = () => 'updated_at';

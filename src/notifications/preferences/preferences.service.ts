@@ -79,14 +79,14 @@ export class PreferencesService {
    * `policy.disableAfter`, disable the type's webhook with a reason. Answers the webhooks it disabled.
    */
   async recordFinishedRuns(runs: readonly FinishedRun[], policy: AutoDisablePolicy): Promise<DisabledWebhook[]> {
-    const key = ({ userId, type }: FinishedRun) => ({ userId, type, channel: WEBHOOK });
+    const key = ({ userId, type }: Pick<FinishedRun, 'userId' | 'type'>) => ({ userId, type, channel: WEBHOOK });
     await this.preferences.resetFailures(runs.filter((run) => run.reset).map(key));
+    const failing = runs.filter(({ failuresAfter }) => failuresAfter > 0).map((run) => ({ key: key(run), count: run.failuresAfter }));
+    const counted = await this.preferences.countFailures(failing);
     const disabled: DisabledWebhook[] = [];
-    for (const run of runs.filter(({ failuresAfter }) => failuresAfter > 0)) {
-      const failures = await this.preferences.countFailures(key(run), run.failuresAfter);
-      if (failures === null || failures < policy.disableAfter) continue;
+    for (const { userId, type, consecutiveFailures: failures } of counted.filter((row) => row.consecutiveFailures >= policy.disableAfter)) {
       const reason = `disabled after ${failures} consecutive failed deliveries on ${new Date(policy.now).toISOString()}`;
-      if (await this.preferences.disableAfterFailures(key(run), policy.disableAfter, reason)) disabled.push({ userId: run.userId, type: run.type, failures });
+      if (await this.preferences.disableAfterFailures(key({ userId, type }), policy.disableAfter, reason)) disabled.push({ userId, type, failures });
     }
     return disabled;
   }
@@ -114,8 +114,7 @@ export class PreferencesService {
           source: preference ? PreferenceSource.USER : PreferenceSource.DEFAULT,
         };
         if (channel !== WEBHOOK) return row;
-        const webhook = { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) };
-        return preference?.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
+        return withDisabledReason({ ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) }, preference);
       }),
     );
   }
@@ -180,6 +179,10 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): P
     updatedAt: new Date(preference.updatedAt).toISOString(),
   };
   if (preference.channel !== WEBHOOK) return base;
-  const webhook = { ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret };
-  return preference.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
+  return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret }, preference);
+}
+
+// `disabledReason` appears only while auto-disable has turned the webhook off.
+function withDisabledReason<T extends object>(webhook: T, preference: NotificationPreference | undefined): T & { disabledReason?: string } {
+  return preference?.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
 }

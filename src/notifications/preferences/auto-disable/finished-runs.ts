@@ -1,4 +1,5 @@
 import type { EventType } from '../../catalog/event-catalog';
+import { webhookKey } from '../preferences.service';
 
 export interface FinishedDelivery {
   readonly userId: number;
@@ -20,7 +21,7 @@ export interface FinishedRun {
 export function foldFinished(finished: readonly FinishedDelivery[]): FinishedRun[] {
   const runs = new Map<string, { userId: number; type: EventType; reset: boolean; failuresAfter: number }>();
   for (const { userId, type, delivered } of finished) {
-    const key = `${userId}/${type}`;
+    const key = webhookKey(userId, type);
     const run = runs.get(key) ?? { userId, type, reset: false, failuresAfter: 0 };
     if (delivered) {
       run.reset = true;
