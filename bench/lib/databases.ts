@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
+import { createMysqlDatabase } from '../../test/support/mysql-database';
 
 export const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/test';
 
@@ -42,22 +43,8 @@ function mysqlServer(serverUrl: string): DatabaseServer {
     kind: 'mysql',
     async create(label) {
       const name = `nw_bench_${label}_${randomBytes(4).toString('hex')}`;
-      const admin = await createConnection({ uri: serverUrl });
-      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
-      await admin.end();
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      return {
-        kind: 'mysql',
-        name,
-        url: url.toString(),
-        env: { DB_TYPE: 'mysql', DATABASE_URL: url.toString() },
-        async drop() {
-          const connection = await createConnection({ uri: serverUrl });
-          await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-          await connection.end();
-        },
-      };
+      const { url, drop } = await createMysqlDatabase(serverUrl, name);
+      return { kind: 'mysql', name, url, env: { DB_TYPE: 'mysql', DATABASE_URL: url }, drop };
     },
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { createConnection } from 'mysql2/promise';
 import { DbType } from '../../src/config/app-config';
 import type { DatabaseConfig } from '../../src/config/load-app-config';
+import { createMysqlDatabase } from './mysql-database';
 
 /** A throwaway database: SQLite in memory, or a fresh schema on the TEST_MYSQL_URL server. */
 export interface TestDatabase {
@@ -23,20 +23,8 @@ function mysql(serverUrl: string): TestDatabaseKind {
   return {
     name: 'mysql',
     async create() {
-      const name = `nw_test_${randomBytes(6).toString('hex')}`;
-      const admin = await createConnection({ uri: serverUrl });
-      await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4`);
-      await admin.end();
-      const url = new URL(serverUrl);
-      url.pathname = `/${name}`;
-      return {
-        config: { type: DbType.mysql, url: url.toString() },
-        async drop() {
-          const connection = await createConnection({ uri: serverUrl });
-          await connection.query(`DROP DATABASE IF EXISTS \`${name}\``);
-          await connection.end();
-        },
-      };
+      const { url, drop } = await createMysqlDatabase(serverUrl, `nw_test_${randomBytes(6).toString('hex')}`);
+      return { config: { type: DbType.mysql, url }, drop };
     },
   };
 }
