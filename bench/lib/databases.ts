@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
+import { DataSource } from 'typeorm';
 import { createMysqlDatabase } from '../../test/support/mysql-database';
+import { library } from './library';
 
 export const DEFAULT_MYSQL_URL = 'mysql://root@127.0.0.1:3306/test';
 
@@ -63,4 +65,15 @@ function sqliteServer(note: string): DatabaseServer {
       };
     },
   };
+}
+
+/** A DataSource of the bench's own on the scenario's database, with the library's exported entities (outside the service's process). */
+export async function openDataSource(database: BenchDatabase): Promise<DataSource> {
+  const { NOTIFICATIONS_ENTITIES } = library();
+  const dataSource = new DataSource(
+    database.kind === 'mysql'
+      ? { type: 'mysql', url: database.url, entities: NOTIFICATIONS_ENTITIES, timezone: 'Z', charset: 'utf8mb4' }
+      : { type: 'better-sqlite3', database: database.env.DB_PATH, entities: NOTIFICATIONS_ENTITIES, enableWAL: true },
+  );
+  return dataSource.initialize();
 }

@@ -1,5 +1,4 @@
-import { DataSource } from 'typeorm';
-import type { BenchDatabase } from './databases';
+import { type BenchDatabase, openDataSource } from './databases';
 import { library } from './library';
 
 export interface DeliveryStates {
@@ -12,13 +11,8 @@ export interface DeliveryStates {
 
 /** How the scenario's deliveries stand in the database (read through the library's exported entity). */
 export async function deliveryStates(database: BenchDatabase): Promise<DeliveryStates> {
-  const { NOTIFICATIONS_ENTITIES, WebhookDelivery } = library();
-  const dataSource = new DataSource(
-    database.kind === 'mysql'
-      ? { type: 'mysql', url: database.url, entities: NOTIFICATIONS_ENTITIES }
-      : { type: 'better-sqlite3', database: database.env.DB_PATH, entities: NOTIFICATIONS_ENTITIES },
-  );
-  await dataSource.initialize();
+  const { WebhookDelivery } = library();
+  const dataSource = await openDataSource(database);
   try {
     const rows = await dataSource
       .getRepository(WebhookDelivery)

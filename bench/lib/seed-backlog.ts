@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
-import type { BenchDatabase } from './databases';
+import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { type BenchDatabase, openDataSource } from './databases';
 import { library } from './library';
 import { benchEvent } from './workload';
 
@@ -9,13 +9,8 @@ import { benchEvent } from './workload';
  * DataSource of the driver's own on the library's exported entities (so the service's heap starts clean).
  */
 export async function seedDueRetries(database: BenchDatabase, count: number, users: number): Promise<void> {
-  const { NOTIFICATIONS_ENTITIES, WebhookEvent, WebhookDelivery, DeliveryStatus } = library();
-  const dataSource = new DataSource(
-    database.kind === 'mysql'
-      ? { type: 'mysql', url: database.url, entities: NOTIFICATIONS_ENTITIES, timezone: 'Z', charset: 'utf8mb4' }
-      : { type: 'better-sqlite3', database: database.env.DB_PATH, entities: NOTIFICATIONS_ENTITIES, enableWAL: true },
-  );
-  await dataSource.initialize();
+  const { WebhookEvent, WebhookDelivery, DeliveryStatus } = library();
+  const dataSource = await openDataSource(database);
   const now = Date.now();
   try {
     for (let from = 0; from < count; from += 1000) {
