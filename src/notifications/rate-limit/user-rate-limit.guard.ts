@@ -1,6 +1,6 @@
 import { type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerRequest, type ThrottlerStorage } from '@nestjs/throttler';
+import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerStorage } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
 import { authenticatedUserId } from '../auth/authenticate-request';
 import { USER_ID_RESOLVER } from '../auth/user-auth.guard';
@@ -25,7 +25,14 @@ export class UserRateLimitGuard extends ThrottlerGuard {
   ) {
     super(
       {
-        throttlers: Object.entries(limits ?? {}).map(([name, { limit, ttlMs }]) => ({ name, limit, ttl: ttlMs, setHeaders: false })),
+        // `settings` counts every endpoint; the other tiers only the routes marked @RateLimit(tier).
+        throttlers: Object.entries(limits ?? {}).map(([name, { limit, ttlMs }]) => ({
+          name,
+          limit,
+          ttl: ttlMs,
+          setHeaders: false,
+          skipIf: name === 'settings' ? undefined : (context: ExecutionContext) => reflector.get(RATE_LIMIT_TIER, context.getHandler()) !== name,
+        })),
         errorMessage: (_, detail) => tooManyRequestsMessage(detail),
       },
       storage,
@@ -40,12 +47,6 @@ export class UserRateLimitGuard extends ThrottlerGuard {
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     return !this.enabled || super.canActivate(context);
-  }
-
-  protected override async handleRequest(request: ThrottlerRequest): Promise<boolean> {
-    const tier = request.throttler.name;
-    if (tier !== 'settings' && this.reflector.get(RATE_LIMIT_TIER, request.context.getHandler()) !== tier) return true;
-    return super.handleRequest(request);
   }
 
   protected override async getTracker(request: Request): Promise<string> {
