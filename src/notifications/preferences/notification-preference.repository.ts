@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Brackets, In, Repository } from 'typeorm';
+import { Brackets, type EntityManager, In, Repository } from 'typeorm';
 import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database-errors';
 import { findInChunks } from '../common/find-in-chunks';
@@ -21,6 +21,11 @@ export interface PreferenceChange {
 @Injectable()
 export class NotificationPreferenceRepository {
   constructor(@InjectRepository(NotificationPreference) private readonly preferences: Repository<NotificationPreference>) {}
+
+  /** This repository inside the transaction of `manager`. */
+  in(manager: EntityManager): NotificationPreferenceRepository {
+    return new NotificationPreferenceRepository(manager.withRepository(this.preferences));
+  }
 
   listForUser(userId: number): Promise<NotificationPreference[]> {
     return this.preferences.find({ where: { userId }, order: { type: 'ASC', channel: 'ASC' } });
@@ -53,6 +58,24 @@ export class NotificationPreferenceRepository {
       if (!winner) throw error;
       return this.update(winner, change);
     }
+  }
+
+  /**
+   * The preference, created disabled with `webhookUrl` when it does not exist yet (a concurrent creation of the same
+   * key is read back instead). For a transaction that enables it once what it needs, its signing secret, is written.
+   */
+  async findOrCreateDisabled(key: PreferenceKey, webhookUrl: string | null): Promise<NotificationPreference> {
+    const existing = await this.findOne(key);
+    if (existing) return existing;
+    try {
+      await this.preferences.insert({ ...key, enabled: false, webhookUrl });
+    } catch (error) {
+      // The other writer has committed (MySQL/MariaDB waits for it) or shares our SQLite connection: its row is visible.
+      if (!isUniqueViolation(error)) throw error;
+    }
+    const created = await this.findOne(key);
+    if (!created) throw new Error(`Preference ${key.userId}/${key.type}/${key.channel} was neither found nor created`);
+    return created;
   }
 
   /**
@@ -114,7 +137,8 @@ export class NotificationPreferenceRepository {
     return Boolean(result.affected);
   }
 
-  private update(preference: NotificationPreference, change: PreferenceChange): Promise<NotificationPreference> {
+  /** Applies the change to a preference read before; enabling clears the auto-disable reason and failure count. */
+  update(preference: NotificationPreference, change: PreferenceChange): Promise<NotificationPreference> {
     preference.enabled = change.enabled;
     if (change.webhookUrl !== undefined) preference.webhookUrl = change.webhookUrl;
     if (change.enabled) {

@@ -1,6 +1,9 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api-errors';
+import { shortTransaction } from '../common/short-transaction';
 import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
 import type { FinishedRun } from './auto-disable/finished-runs';
@@ -8,14 +11,17 @@ import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, U
 import { PreferenceSource } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
-import { NotificationPreferenceRepository } from './notification-preference.repository';
+import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
 
 const { WEBHOOK } = NotificationChannel;
 
 export interface WebhookTarget {
   readonly url: string;
   readonly secret: string | null;
-  /** Why the stored secret cannot be used (it does not decrypt): attempts fail without a request until it is fixed. */
+  /**
+   * Why the webhook cannot be signed (no secret, or it does not decrypt): attempts fail without a request until it
+   * is fixed, never go out unsigned. Set whenever `secret` is null.
+   */
   readonly unusableSecret?: string;
 }
 
@@ -35,12 +41,16 @@ export interface DisabledWebhook {
 
 export const webhookKey = (userId: number, type: EventType) => `${userId}/${type}`;
 
+/** {@link WebhookTarget.unusableSecret} of an enabled webhook that has no signing secret. */
+export const NO_SIGNING_SECRET = 'no signing secret (rotating the secret creates one)';
+
 @Injectable()
 export class PreferencesService {
   constructor(
     private readonly preferences: NotificationPreferenceRepository,
     private readonly secrets: SecretsService,
     private readonly urlGuard: WebhookUrlGuard,
+    @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
   /**
@@ -53,13 +63,28 @@ export class PreferencesService {
       throw InvalidFieldsException.of('channel', `${channel} is not offered for ${type}, which the service manages itself`);
     }
     const webhookUrl = await this.acceptedWebhookUrl(input);
-    const preference = await this.preferences.upsert({ userId, type, channel }, { enabled, webhookUrl });
+    const key = { userId, type, channel };
+    if (channel === WEBHOOK && enabled) return this.enableWebhook(key, webhookUrl!);
+    const preference = await this.preferences.upsert(key, { enabled, webhookUrl });
     if (channel !== WEBHOOK) return toDto(preference, false);
-
-    const revealed = enabled ? await this.secrets.ensureSecret(preference.id) : null;
-    if (revealed) return { ...toDto(preference, true), webhookSecret: revealed };
     const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
     return toDto(preference, withSecret.has(preference.id));
+  }
+
+  /**
+   * Enables a webhook and gives it its signing secret in one transaction: deliveries looked up in between would go
+   * out unsigned, so the preference is never visible enabled without its secret. Inside, the webhook is enabled
+   * only after its secret is written, because on SQLite other requests share the connection and so see the
+   * transaction's writes. Of concurrent first enables, the one that wrote the secret returns it.
+   */
+  private enableWebhook(key: PreferenceKey, webhookUrl: string): Promise<UpsertPreferenceResponseDto> {
+    return shortTransaction(this.dataSource, async (manager) => {
+      const preferences = this.preferences.in(manager);
+      const existing = await preferences.findOrCreateDisabled(key, webhookUrl);
+      const revealed = await this.secrets.ensureSecret(existing.id, manager);
+      const preference = await preferences.update(existing, { enabled: true, webhookUrl });
+      return revealed ? { ...toDto(preference, true), webhookSecret: revealed } : toDto(preference, true);
+    });
   }
 
   /**
@@ -121,7 +146,8 @@ export class PreferencesService {
 
   /**
    * Where and how to deliver now, for many (user, type) pairs at once: the enabled webhooks' current
-   * URL and signing secret, keyed by {@link webhookKey}. Pairs with WEBHOOK off are absent.
+   * URL and signing secret, keyed by {@link webhookKey}. Pairs with WEBHOOK off are absent. A webhook whose
+   * secret is missing or does not decrypt has `secret: null` and says why in `unusableSecret`.
    */
   async webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
     if (pairs.length === 0) return new Map();
@@ -134,8 +160,9 @@ export class PreferencesService {
     const secrets = await this.secrets.secretsForSigning(enabled.map((p) => p.id));
     return new Map(
       enabled.map((p) => {
-        const secret = secrets.get(p.id) ?? null;
-        const target = secret instanceof Error ? { url: p.webhookUrl!, secret: null, unusableSecret: secret.message } : { url: p.webhookUrl!, secret };
+        const secret = secrets.get(p.id);
+        const target: WebhookTarget =
+          typeof secret === 'string' ? { url: p.webhookUrl!, secret } : { url: p.webhookUrl!, secret: null, unusableSecret: secret?.message ?? NO_SIGNING_SECRET };
         return [webhookKey(p.userId, p.type), target];
       }),
     );

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
 import type { WebhookSigningSecret } from './webhook-signing-secret.entity';
@@ -18,13 +19,15 @@ export class SecretsService {
   ) {}
 
   /**
-   * Gives the preference a signing secret if it has none. Returns the new secret, to be shown
-   * once, or null when one existed already (it is never returned again).
+   * Gives the preference a signing secret if it has none, inside the transaction of `manager` when given. Returns
+   * the new secret, to be shown once, or null when one existed already (it is never returned again). Of concurrent
+   * calls for one preference, one writes the secret (a unique index) and only that one returns it.
    */
-  async ensureSecret(preferenceId: number): Promise<string | null> {
-    if (await this.secrets.findByPreferenceId(preferenceId)) return null;
+  async ensureSecret(preferenceId: number, manager?: EntityManager): Promise<string | null> {
+    const secrets = manager ? this.secrets.in(manager) : this.secrets;
+    if (await secrets.findByPreferenceId(preferenceId)) return null;
     const secret = generateSigningSecret();
-    const created = await this.secrets.insertIfAbsent(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
+    const created = await secrets.insertIfAbsent(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
     return created ? secret : null;
   }
 

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { In, Repository } from 'typeorm';
+import { type EntityManager, In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database-errors';
 import { findInChunks } from '../common/find-in-chunks';
 import type { SealedSecret } from './secret-cipher';
@@ -9,6 +9,11 @@ import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 @Injectable()
 export class WebhookSigningSecretRepository {
   constructor(@InjectRepository(WebhookSigningSecret) private readonly secrets: Repository<WebhookSigningSecret>) {}
+
+  /** This repository inside the transaction of `manager`. */
+  in(manager: EntityManager): WebhookSigningSecretRepository {
+    return new WebhookSigningSecretRepository(manager.withRepository(this.secrets));
+  }
 
   findByPreferenceId(preferenceId: number): Promise<WebhookSigningSecret | null> {
     return this.secrets.findOneBy({ preferenceId });
