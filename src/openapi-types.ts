@@ -293,14 +293,18 @@ export interface components {
          */
         PreferenceSource: "DEFAULT" | "USER";
         PublishEventDto: {
-            /** @example The FRR moved from 0.02% to 0.08% in 5 minutes. */
+            /**
+             * @description At most 10000 characters and 40000 bytes as a JSON string, quotes included: a control character takes 6 bytes there (`\u0001`), a quote, a backslash, tab, CR or LF 2, any other character 1 to 4 (UTF-8).
+             * @example The FRR moved from 0.02% to 0.08% in 5 minutes.
+             */
             body: string;
             /**
              * Format: date-time
-             * @description ISO-8601 instant; defaults to the publish time.
+             * @description When the event happened, as an RFC 3339 date-time with an offset (`Z` or `±hh:mm`); defaults to the publish time. Delivered as the same instant in UTC, to the millisecond.
+             * @example 2026-11-22T12:00:00Z
              */
             createdAt?: string;
-            /** @description Type-specific fields; {} when omitted. At most 16384 bytes as JSON. */
+            /** @description Type-specific fields; {} when omitted. Delivered exactly as published. At most 16384 bytes as JSON, at most 32 levels of objects and arrays (the payload itself is level 1), finite numbers only. */
             payload?: {
                 [key: string]: unknown;
             };

@@ -1,5 +1,6 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { type FieldError, InvalidFieldsException } from './api-errors';
+import { rawInputErrors } from './raw-input';
 
 /** One FieldError per failed constraint, with dotted paths (`events[2].type` style for arrays). */
 export function flattenValidationErrors(errors: readonly ValidationError[], parent = ''): FieldError[] {
@@ -15,14 +16,27 @@ function withoutFieldName(message: string, property: string): string {
   return message.startsWith(`${property} `) ? message.slice(property.length + 1) : message;
 }
 
-// Path parameters stay strings for their own pipe (PositiveIntPipe): Number('1e3') or Number(' 7') must not pass as ids.
 class StrictValidationPipe extends ValidationPipe {
+  // Bodies and queries are checked as received first (unknown own keys, nesting depth, payload numbers):
+  // class-transformer would drop keys named like Object.prototype members and overflow the stack on deep input.
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if ((metadata.type === 'body' || metadata.type === 'query') && metadata.metatype && this.toValidate(metadata)) {
+      const errors = rawInputErrors(metadata.metatype, value);
+      if (errors.length > 0) throw new InvalidFieldsException(errors);
+    }
+    return super.transform(value, metadata);
+  }
+
+  // Path parameters stay strings for their own pipe (PositiveIntPipe): Number('1e3') or Number(' 7') must not pass as ids.
   protected override transformPrimitive(value: unknown, metadata: ArgumentMetadata): unknown {
     return metadata.type === 'param' ? value : super.transformPrimitive(value, metadata);
   }
 }
 
-/** Strict DTO validation: unknown fields are refused, and every error names its field. */
+/**
+ * Strict DTO validation: unknown fields are refused (whatever their name), no field nests deeper than
+ * MAX_JSON_DEPTH, and every error names its field.
+ */
 export function createValidationPipe(): ValidationPipe {
   return new StrictValidationPipe({
     whitelist: true,

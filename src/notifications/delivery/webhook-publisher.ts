@@ -4,6 +4,8 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api-errors';
+import { rawInputErrors } from '../common/raw-input';
+import { rfc3339Instant } from '../common/rfc3339';
 import { GroupCommit } from '../common/group-commit';
 import { flattenValidationErrors } from '../common/validation.pipe';
 import { PreferencesService, webhookKey } from '../preferences/preferences.service';
@@ -15,6 +17,8 @@ import { webhookBody } from './webhook-body';
 /** An event to publish; see {@link PublishEventDto} for the rules. */
 export type PublishableEvent = Omit<PublishEventDto, 'createdAt'> & { createdAt?: string | Date };
 
+// Every delivery body is stored in a TEXT column (65,535 bytes on MariaDB/MySQL). The field limits of
+// PublishEventDto (title, body and payload in bytes as JSON) add up to less, so a valid event always fits.
 const MAX_BODY_BYTES = 60_000;
 const MAX_EVENTS_PER_GROUP = 1000;
 // Two groups commit at once: a call arriving during a commit starts at once instead of waiting for it.
@@ -76,27 +80,37 @@ export class WebhookPublisher {
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {
-    const plain = event.createdAt instanceof Date ? { ...event, createdAt: event.createdAt.toISOString() } : event;
+    const path = `events[${index}]`;
+    // An invalid Date has no ISO string: it goes on as a string the validator refuses, naming createdAt.
+    const createdAt = event.createdAt instanceof Date ? (Number.isNaN(event.createdAt.getTime()) ? String(event.createdAt) : event.createdAt.toISOString()) : event.createdAt;
+    const plain = event.createdAt instanceof Date ? { ...event, createdAt } : event;
+    // As received first (unknown keys, depth, payload numbers): class-transformer would drop keys and overflow on deep input.
+    const rawErrors = rawInputErrors(PublishEventDto, plain, path);
+    if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
     const dto = plainToInstance(PublishEventDto, plain);
     const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, `events[${index}]`));
+    if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
     return dto;
   }
 }
 
-// The exact bytes every attempt of this event sends (spec 2.3); serialized once, here.
+// The exact bytes every attempt of this event sends (spec 2.3); serialized once, here. The payload is the
+// published value itself (VerbatimJson), and createdAt the validated RFC 3339 instant, in UTC.
 function serialize(event: PublishEventDto, now: number, index: number): string {
   const body = webhookBody({
     type: event.type,
     severity: event.severity,
     title: event.title,
     body: event.body,
-    createdAt: new Date(event.createdAt ?? now).toISOString(),
+    createdAt: event.createdAt === undefined ? new Date(now).toISOString() : rfc3339Instant(event.createdAt)!,
     payload: event.payload ?? {},
     userId: event.userId,
   });
   if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
-    throw InvalidFieldsException.of(`events[${index}].payload`, `makes the delivery body larger than ${MAX_BODY_BYTES} bytes`);
+    // The field limits of PublishEventDto keep a valid event below the cap; should one not, name the largest field.
+    const sizes = (['title', 'body', 'payload'] as const).map((field) => ({ field, bytes: Buffer.byteLength(JSON.stringify(event[field] ?? {})) }));
+    const largest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+    throw InvalidFieldsException.of(`events[${index}].${largest.field}`, `makes the delivery body larger than ${MAX_BODY_BYTES} bytes (it takes ${largest.bytes} bytes as JSON)`);
   }
   return body;
 }

@@ -1,24 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsEnum,
-  IsInt,
-  IsISO8601,
-  IsNotEmpty,
-  IsObject,
-  IsOptional,
-  IsString,
-  Max,
-  MaxLength,
-  Min,
-  ValidateNested,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsEnum, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { MAX_USER_ID } from '../../auth/user-id';
 import { EventType } from '../../catalog/event-catalog';
+import { MAX_JSON_DEPTH } from '../../common/json-value';
 import { MaxJsonBytes } from '../../common/max-json-bytes.decorator';
+import { NestedDto, VerbatimJson } from '../../common/raw-input';
+import { IsRfc3339DateTime } from '../../common/rfc3339';
 
 export enum Severity {
   INFO = 'INFO',
@@ -27,6 +14,15 @@ export enum Severity {
 }
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
+
+// Limits of one event, chosen so that every event within them fits the delivery body's cap (60,000 bytes,
+// under the 65,535 of the TEXT column the body is stored in). As JSON, a control character takes 6 bytes
+// (`\u0001`), and a "character" as MaxLength counts it (a surrogate pair, or a character and its variation
+// selector, count one) at most 9, so: title 200 characters ≤ 1,802 bytes; body ≤ 40,000 bytes (its own
+// limit, quotes included); payload ≤ 16,384 bytes; the other fields and the keys ≤ 146 bytes. 58,332 in all.
+const MAX_TITLE_LENGTH = 200;
+const MAX_BODY_LENGTH = 10_000;
+const MAX_BODY_JSON_BYTES = 40_000;
 const MAX_PAYLOAD_BYTES = 16_384;
 
 /** A funding-automation event for one user. */
@@ -45,26 +41,47 @@ export class PublishEventDto {
   @IsEnum(Severity, { message: 'must be one of INFO, WARNING, ERROR' })
   severity: Severity;
 
-  @ApiProperty({ example: 'USD rate spiked to 0.08% daily', maxLength: 200 })
+  @ApiProperty({ example: 'USD rate spiked to 0.08% daily', maxLength: MAX_TITLE_LENGTH })
   @IsString({ message: 'must be a string' })
   @IsNotEmpty({ message: 'must not be empty' })
-  @MaxLength(200, { message: 'must be at most 200 characters' })
+  @MaxLength(MAX_TITLE_LENGTH, { message: `must be at most ${MAX_TITLE_LENGTH} characters` })
   title: string;
 
-  @ApiProperty({ example: 'The FRR moved from 0.02% to 0.08% in 5 minutes.', maxLength: 10_000 })
+  @ApiProperty({
+    example: 'The FRR moved from 0.02% to 0.08% in 5 minutes.',
+    maxLength: MAX_BODY_LENGTH,
+    description:
+      `At most ${MAX_BODY_LENGTH} characters and ${MAX_BODY_JSON_BYTES} bytes as a JSON string, quotes included: a control ` +
+      'character takes 6 bytes there (`\\u0001`), a quote, a backslash, tab, CR or LF 2, any other character 1 to 4 (UTF-8).',
+  })
   @IsString({ message: 'must be a string' })
-  @MaxLength(10_000, { message: 'must be at most 10000 characters' })
+  @MaxLength(MAX_BODY_LENGTH, { message: `must be at most ${MAX_BODY_LENGTH} characters` })
+  @MaxJsonBytes(MAX_BODY_JSON_BYTES)
   body: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: `Type-specific fields; {} when omitted. At most ${MAX_PAYLOAD_BYTES} bytes as JSON.` })
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description:
+      `Type-specific fields; {} when omitted. Delivered exactly as published. At most ${MAX_PAYLOAD_BYTES} bytes as JSON, ` +
+      `at most ${MAX_JSON_DEPTH} levels of objects and arrays (the payload itself is level 1), finite numbers only.`,
+  })
   @IsOptional()
   @IsObject({ message: 'must be a JSON object' })
   @MaxJsonBytes(MAX_PAYLOAD_BYTES)
+  @VerbatimJson()
   payload?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: String, format: 'date-time', description: 'ISO-8601 instant; defaults to the publish time.' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'date-time',
+    example: '2026-11-22T12:00:00Z',
+    description:
+      'When the event happened, as an RFC 3339 date-time with an offset (`Z` or `±hh:mm`); defaults to the publish time. ' +
+      'Delivered as the same instant in UTC, to the millisecond.',
+  })
   @IsOptional()
-  @IsISO8601({ strict: true }, { message: 'must be an ISO-8601 instant' })
+  @IsRfc3339DateTime()
   createdAt?: string;
 }
 
@@ -73,8 +90,7 @@ export class PublishEventsDto {
   @IsArray({ message: 'must be an array' })
   @ArrayMinSize(1, { message: 'must contain at least 1 event' })
   @ArrayMaxSize(MAX_EVENTS_PER_REQUEST, { message: `must contain at most ${MAX_EVENTS_PER_REQUEST} events` })
-  @ValidateNested({ each: true })
-  @Type(() => PublishEventDto)
+  @NestedDto(() => PublishEventDto, { each: true })
   events: PublishEventDto[];
 }
 
