@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../src/notifications/catalog/event-catalog';
-import { DeliveryOutboxRepository } from '../src/notifications/delivery/delivery-outbox.repository';
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';

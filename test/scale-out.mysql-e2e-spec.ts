@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DeliveryOutboxRepository } from '../src/notifications/delivery/delivery-outbox.repository';
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import {
   attachNotificationsTestKit,
   notificationsTestOptions,
@@ -8,7 +8,7 @@ import {
   TestClock,
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
-import { DeliveryWorker } from '../src/notifications/delivery/delivery-worker';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
 import { startTestAppOn, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
@@ -78,7 +78,7 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('thre
     clock.advance(60_000);
 
     const crashed = instances[1].app.get(DeliveryOutboxRepository);
-    const leased = await crashed.claimDue(100, instances[1].app.get(DeliveryWorker).lease());
+    const { claims: leased } = await crashed.claimDue(100, instances[1].app.get(OutboxEngine).lease());
     expect(leased).toHaveLength(1);
     expect(await kits[2].runScheduler()).toBe(0);
 

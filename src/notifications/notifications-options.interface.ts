@@ -81,6 +81,18 @@ export interface RetentionOptions {
 export interface DeliveryTuning {
   /** Attempts in flight at once in this instance (default 64). */
   readonly concurrency?: number;
+  /**
+   * Attempts in flight at once to one endpoint, in this instance (default 4). An endpoint is one user's URLs on one
+   * host; a slow or dead endpoint never holds more than this many of the `concurrency` slots.
+   */
+  readonly perEndpointConcurrency?: number;
+  /** When to stop sending to an endpoint that does not answer, and for how long. */
+  readonly circuitBreaker?: {
+    /** Attempts in a row that time out or fail to connect before the endpoint's deliveries are parked (default 5; 0 = never). */
+    readonly failuresToOpen?: number;
+    /** How long they are parked before one probe attempt (default 30 s); doubled after each failed probe, up to 16×. */
+    readonly coolDownMs?: number;
+  };
   /** Deliveries claimed per scheduler batch (default 200). */
   readonly batchSize?: number;
   /** How long a claim holds a delivery before another instance may take it (default 60 s). */

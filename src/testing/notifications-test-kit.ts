@@ -3,7 +3,8 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import type { EventType } from '../notifications/catalog/event-catalog';
 import { NotificationChannel } from '../notifications/catalog/event-catalog';
 import { Clock } from '../notifications/clock/clock';
-import { DeliveryWorker } from '../notifications/delivery/delivery-worker';
+import { DeliveryEvents } from '../notifications/delivery/delivery-events';
+import { OutboxEngine } from '../notifications/delivery/engine/outbox-engine';
 import { WebhookPublisher } from '../notifications/delivery/webhook-publisher';
 import { PreferencesService, webhookKey } from '../notifications/preferences/preferences.service';
 import { DeliveryScheduler } from '../notifications/scheduler/delivery-scheduler';
@@ -28,7 +29,11 @@ export interface NotificationsTestKit {
   enableWebhook(userId: number, type: EventType | `${EventType}`, path?: string): Promise<string>;
   /** Moves the test clock forward; nothing runs until {@link runScheduler}. */
   advance(ms: number): void;
-  /** One scheduler run, as the every-minute cron would do: attempts what is due now; resolves with how many. */
+  /**
+   * One scheduler run, as the every-minute cron would do: attempts what is due now, including what the run's claims
+   * leave for later claims of the same run (a user's fair share per claim); resolves with how many deliveries were
+   * attempted or cancelled.
+   */
   runScheduler(): Promise<number>;
   /** Resolves once every attempt started so far is recorded in the database. */
   settle(): Promise<void>;
@@ -46,12 +51,13 @@ export function attachNotificationsTestKit(app: INestApplication, wiring: { rece
     throw new Error('attachNotificationsTestKit: the app does not use this TestClock; pass notificationsTestOptions({ receiver, clock }) to NotificationsModule.');
   }
   app.get(SchedulerRegistry, { strict: false }).getCronJobs().get(RETRY_CRON_NAME)?.stop();
-  const worker = app.get(DeliveryWorker, { strict: false });
+  const engine = app.get(OutboxEngine, { strict: false });
   const scheduler = app.get(DeliveryScheduler, { strict: false });
+  const events = app.get(DeliveryEvents, { strict: false });
   const preferences = app.get(PreferencesService, { strict: false });
   const secrets = new Map<string, string>();
 
-  const settle = () => worker.idle();
+  const settle = () => engine.idle();
   return {
     app,
     receiver,
@@ -67,8 +73,15 @@ export function attachNotificationsTestKit(app: INestApplication, wiring: { rece
     },
     advance: (ms) => clock.advance(ms),
     async runScheduler() {
-      const attempted = await scheduler.tick();
-      await settle();
+      let attempted = 0;
+      const count = () => attempted++;
+      const subscriptions = [events.attemptRecorded.subscribe(count), events.deliveryCancelled.subscribe(count)];
+      try {
+        await scheduler.tick();
+        await settle();
+      } finally {
+        for (const subscription of subscriptions) subscription.unsubscribe();
+      }
       return attempted;
     },
     settle,

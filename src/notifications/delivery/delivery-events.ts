@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Subject } from 'rxjs';
+import { type Observable, Subject } from 'rxjs';
 import type { EventType } from '../catalog/event-catalog';
 import type { AttemptOutcome } from './http/attempt-result';
 import type { DeliveryStatus } from './webhook-delivery.entity';
@@ -30,13 +30,54 @@ export interface SchedulerTickFinished {
   readonly claimed: number;
 }
 
+/** An endpoint stopped answering: its circuit opened in this instance and its deliveries wait in the outbox. */
+export interface CircuitOpened {
+  readonly userId: number;
+  /** The endpoint's host (name and port); never its path, which may carry a token. */
+  readonly host: string;
+  /** When a probe attempt may go again (epoch ms). */
+  readonly until: number;
+  /** Deliveries parked until then. */
+  readonly parked: number;
+}
+
+/** Deliveries were parked (not attempted, not failed) until their endpoint's circuit lets a probe through. */
+export interface DeliveriesParked {
+  readonly userId: number;
+  readonly count: number;
+  readonly until: number;
+}
+
+interface DeliveryFacts {
+  attemptRecorded: AttemptRecorded;
+  deliveryCancelled: DeliveryCancelled;
+  schedulerTickFinished: SchedulerTickFinished;
+  circuitOpened: CircuitOpened;
+  deliveriesParked: DeliveriesParked;
+}
+
 /**
- * What the delivery side did, as streams, for metrics, auto-disable or a host app's own hooks.
+ * What the delivery side did, as read-only streams, for metrics, auto-disable or a host app's own hooks.
  * Subscribers run synchronously after the fact is committed; they must not throw.
  */
 @Injectable()
 export class DeliveryEvents {
-  readonly attemptRecorded = new Subject<AttemptRecorded>();
-  readonly deliveryCancelled = new Subject<DeliveryCancelled>();
-  readonly schedulerTickFinished = new Subject<SchedulerTickFinished>();
+  private readonly subjects: { [K in keyof DeliveryFacts]: Subject<DeliveryFacts[K]> } = {
+    attemptRecorded: new Subject(),
+    deliveryCancelled: new Subject(),
+    schedulerTickFinished: new Subject(),
+    circuitOpened: new Subject(),
+    deliveriesParked: new Subject(),
+  };
+
+  readonly attemptRecorded: Observable<AttemptRecorded> = this.subjects.attemptRecorded.asObservable();
+  readonly deliveryCancelled: Observable<DeliveryCancelled> = this.subjects.deliveryCancelled.asObservable();
+  readonly schedulerTickFinished: Observable<SchedulerTickFinished> = this.subjects.schedulerTickFinished.asObservable();
+  readonly circuitOpened: Observable<CircuitOpened> = this.subjects.circuitOpened.asObservable();
+  readonly deliveriesParked: Observable<DeliveriesParked> = this.subjects.deliveriesParked.asObservable();
+
+  /** @internal Publishes a fact to the subscribers of its stream. */
+  emit<K extends keyof DeliveryFacts>(name: K, fact: DeliveryFacts[K]): void {
+    this.subjects[name].next(fact);
+  }
 }

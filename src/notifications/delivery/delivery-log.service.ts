@@ -4,8 +4,8 @@ import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api-errors';
 import { PreferencesService } from '../preferences/preferences.service';
-import { DeliveryOutboxRepository } from './delivery-outbox.repository';
-import { DeliveryWorker } from './delivery-worker';
+import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
+import { OutboxEngine } from './engine/outbox-engine';
 import type { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendResultDto } from './dto/delivery.dto';
 import { Severity } from './dto/publish-event.dto';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
@@ -19,7 +19,7 @@ import { buildWebhookRequest } from './webhook-request';
 export class DeliveryLogService {
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
-    private readonly worker: DeliveryWorker,
+    private readonly engine: OutboxEngine,
     private readonly preferences: PreferencesService,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
@@ -53,16 +53,16 @@ export class DeliveryLogService {
   /** Queues the same event again: same event id and body, a new cycle of up to 6 attempts. */
   async redeliver(userId: number, id: number): Promise<DeliveryDto> {
     const delivery = await this.ownDelivery(userId, id);
-    const [claim] = await this.outbox.enqueueAgain({ id: delivery.eventId, userId, type: delivery.type }, this.worker.lease());
-    if (!claim) throw notFound(id); // retention removed it since it was read
-    this.worker.dispatch([claim]);
-    return toDeliveryDto((await this.outbox.findForUser(userId, claim.id))!);
+    const redelivered = await this.engine.redeliver({ id: delivery.eventId, userId, type: delivery.type });
+    if (redelivered === null) throw notFound(id); // retention removed it since it was read
+    return toDeliveryDto((await this.outbox.findForUser(userId, redelivered))!);
   }
 
   /** Sends one signed test event to the type's configured URL now; not stored, not retried. */
   async sendTest(userId: number, type: EventType): Promise<TestSendResultDto> {
     const target = await this.preferences.configuredWebhook(userId, type);
     if (!target) throw InvalidFieldsException.of('type', `has no webhook URL configured; enable WEBHOOK for ${type} first`);
+    if (!target.secret) throw InvalidFieldsException.of('type', `has no signing secret yet; enable WEBHOOK for ${type} first`);
     const now = this.clock.now();
     const body = webhookBody({
       type,
@@ -73,7 +73,7 @@ export class DeliveryLogService {
       payload: { test: true },
       userId,
     });
-    const request = buildWebhookRequest({ ...target, body, type, eventId: `test_${randomUUID()}`, attempt: 1, userAgent: this.settings.userAgent, nowMs: now });
+    const request = buildWebhookRequest({ url: target.url, secret: target.secret, body, type, eventId: `test_${randomUUID()}`, attempt: 1, userAgent: this.settings.userAgent, nowMs: now });
     const result = await this.sender.send(request);
     return { success: result.outcome === 'success', ...result };
   }
@@ -97,6 +97,7 @@ function toDeliveryDto(d: WebhookDelivery): DeliveryDto {
     nextAttemptAt: d.nextAttemptAt === null ? null : new Date(d.nextAttemptAt).toISOString(),
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
+    waitingReason: d.waitingReason,
     createdAt: new Date(d.createdAt).toISOString(),
     updatedAt: new Date(d.updatedAt).toISOString(),
   };

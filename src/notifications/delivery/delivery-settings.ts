@@ -1,10 +1,13 @@
 import { SERVICE_VERSION } from '../../version';
 import { positiveInteger } from '../common/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import type { CircuitBreakerSettings } from './engine/circuit-breaker';
 
 /** The resolved delivery settings of one module instance. */
 export interface DeliverySettings {
   readonly concurrency: number;
+  readonly perEndpointConcurrency: number;
+  readonly circuitBreaker: CircuitBreakerSettings;
   readonly batchSize: number;
   readonly leaseMs: number;
   readonly timeoutMs: number;
@@ -18,14 +21,28 @@ export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 export const LEASE_MARGIN_MS = 1_000;
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_TIMEOUT_MS = 5_000;
+export const DEFAULT_PER_ENDPOINT_CONCURRENCY = 4;
+export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSettings = { failuresToOpen: 5, coolDownMs: 30_000 };
 
 export function deliverySettings(options: NotificationsModuleOptions): DeliverySettings {
-  const { concurrency = 64, batchSize = 200, leaseMs = DEFAULT_LEASE_MS, timeoutMs = DEFAULT_TIMEOUT_MS, shutdownGraceMs = 10_000 } = options.delivery ?? {};
+  const {
+    concurrency = 64,
+    perEndpointConcurrency = DEFAULT_PER_ENDPOINT_CONCURRENCY,
+    circuitBreaker = {},
+    batchSize = 200,
+    leaseMs = DEFAULT_LEASE_MS,
+    timeoutMs = DEFAULT_TIMEOUT_MS,
+    shutdownGraceMs = 10_000,
+  } = options.delivery ?? {};
+  const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;
+  if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0) throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }
   return {
     concurrency: positiveInteger('delivery.concurrency', concurrency),
+    perEndpointConcurrency: positiveInteger('delivery.perEndpointConcurrency', perEndpointConcurrency),
+    circuitBreaker: { failuresToOpen, coolDownMs: positiveInteger('delivery.circuitBreaker.coolDownMs', coolDownMs) },
     batchSize: positiveInteger('delivery.batchSize', batchSize),
     leaseMs: positiveInteger('delivery.leaseMs', leaseMs),
     timeoutMs: positiveInteger('delivery.timeoutMs', timeoutMs),

@@ -10,9 +10,9 @@ import { WebhookUrlGuard } from '../url-guard/url-guard';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveryLogService } from './delivery-log.service';
-import { DeliveryOutboxRepository } from './delivery-outbox.repository';
+import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
+import { OutboxEngine } from './engine/outbox-engine';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
-import { DeliveryWorker } from './delivery-worker';
 import { WebhookSender } from './http/webhook-sender';
 import { InternalEventsController } from './internal-events.controller';
 import { InternalTokenGuard } from './internal-token.guard';
@@ -30,15 +30,16 @@ import { WebhookPublisher } from './webhook-publisher';
       provide: WebhookSender,
       inject: [WebhookUrlGuard, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
       useFactory: (guard: WebhookUrlGuard, options: NotificationsModuleOptions, settings: DeliverySettings) =>
-        new WebhookSender({ guard, extraCaPem: options.extraCaPem, timeoutMs: settings.timeoutMs }),
+        // As many connections per origin as attempts in flight: an attempt never waits for a pooled connection while its deadline runs.
+        new WebhookSender({ guard, extraCaPem: options.extraCaPem, timeoutMs: settings.timeoutMs, connectionsPerOrigin: settings.concurrency }),
     },
     DeliveryEvents,
     DeliveryOutboxRepository,
-    DeliveryWorker,
+    OutboxEngine,
     DeliveryLogService,
     WebhookPublisher,
     InternalTokenGuard,
   ],
-  exports: [WebhookPublisher, DeliveryWorker, DeliveryEvents, ClockModule],
+  exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule],
 })
 export class DeliveryModule {}

@@ -51,6 +51,10 @@ export class WebhookDelivery {
   @Column({ name: 'last_error', type: 'varchar', length: 512, nullable: true })
   lastError: string | null;
 
+  /** Why the delivery waits beyond its schedule (its endpoint's circuit is open); cleared by its next attempt. */
+  @Column({ name: 'waiting_reason', type: 'varchar', length: 255, nullable: true })
+  waitingReason: string | null;
+
   @Column({ name: 'created_at', type: 'bigint', transformer: epochMs })
   createdAt: number;
 

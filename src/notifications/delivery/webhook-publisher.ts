@@ -9,8 +9,7 @@ import { rfc3339Instant } from '../common/rfc3339';
 import { GroupCommit } from '../common/group-commit';
 import { flattenValidationErrors } from '../common/validation.pipe';
 import { PreferencesService, webhookKey } from '../preferences/preferences.service';
-import { DeliveryOutboxRepository } from './delivery-outbox.repository';
-import { DeliveryWorker } from './delivery-worker';
+import { OutboxEngine } from './engine/outbox-engine';
 import { PublishEventDto, type PublishResultDto } from './dto/publish-event.dto';
 import { webhookBody } from './webhook-body';
 
@@ -46,8 +45,7 @@ export class WebhookPublisher {
 
   constructor(
     private readonly preferences: PreferencesService,
-    private readonly outbox: DeliveryOutboxRepository,
-    private readonly worker: DeliveryWorker,
+    private readonly engine: OutboxEngine,
     private readonly clock: Clock,
   ) {}
 
@@ -73,9 +71,8 @@ export class WebhookPublisher {
     const queued = events
       .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
       .map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type, body }));
-    const claims = await this.outbox.enqueue(queued, this.worker.lease());
-    this.worker.dispatch(claims, targets);
-    const queuedIds = new Set(claims.map((claim) => claim.eventId));
+    await this.engine.enqueue(queued, targets);
+    const queuedIds = new Set(queued.map((event) => event.id));
     return calls.map((call) => call.filter(({ id }) => queuedIds.has(id)).length);
   }
 

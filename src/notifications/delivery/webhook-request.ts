@@ -7,7 +7,8 @@ export interface WebhookRequestParts {
   readonly type: string;
   readonly eventId: string;
   readonly attempt: number;
-  readonly secret: string | null;
+  /** Required: a delivery is never sent unsigned. */
+  readonly secret: string;
   readonly userAgent: string;
   readonly nowMs: number;
 }
@@ -21,10 +22,8 @@ export function buildWebhookRequest(parts: WebhookRequestParts): WebhookRequest 
     'x-service-event-id': parts.eventId,
     'x-service-attempt': String(parts.attempt),
   };
-  if (parts.secret !== null) {
-    const timestamp = Math.floor(parts.nowMs / 1000);
-    headers['x-service-timestamp'] = String(timestamp);
-    headers['x-service-signature'] = signWebhook(parts.secret, timestamp, parts.body);
-  }
+  const timestamp = Math.floor(parts.nowMs / 1000);
+  headers['x-service-timestamp'] = String(timestamp);
+  headers['x-service-signature'] = signWebhook(parts.secret, timestamp, parts.body);
   return { url: parts.url, body: parts.body, headers };
 }

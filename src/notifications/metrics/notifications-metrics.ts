@@ -1,13 +1,12 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { Clock } from '../clock/clock';
 import { DeliveryEvents } from '../delivery/delivery-events';
+import { OutboxEngine } from '../delivery/engine/outbox-engine';
 import type { AttemptOutcome } from '../delivery/http/attempt-result';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
-import { QueueDepthRepository } from './queue-depth.repository';
 
 const OUTCOMES: readonly AttemptOutcome[] = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'];
 const FINAL_STATES = [DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const;
@@ -25,6 +24,9 @@ const NAMES = {
   tickSeconds: 'webhook_scheduler_tick_duration_seconds',
   claimed: 'webhook_scheduler_claimed_total',
   queueDepth: 'webhook_queue_depth',
+  circuitsOpen: 'webhook_circuits_open',
+  circuitsOpened: 'webhook_circuits_opened_total',
+  parked: 'webhook_deliveries_parked_total',
 } as const;
 
 /**
@@ -41,8 +43,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   constructor(
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
     events: DeliveryEvents,
-    private readonly queueDepth: QueueDepthRepository,
-    private readonly clock: Clock,
+    private readonly engine: OutboxEngine,
   ) {
     this.registry = options.metricsRegistry ?? new Registry();
     const registers = [this.registry];
@@ -69,6 +70,16 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       registers,
       collect: () => this.collectQueueDepth(depth),
     });
+    new Gauge({
+      name: NAMES.circuitsOpen,
+      help: 'Endpoints whose circuit is open (or probing) in this instance: their deliveries wait in the outbox.',
+      registers,
+      collect() {
+        this.set(engine.openCircuits());
+      },
+    });
+    const circuitsOpened = new Counter({ name: NAMES.circuitsOpened, help: 'Times an endpoint stopped answering and its circuit opened.', registers });
+    const parked = new Counter({ name: NAMES.parked, help: 'Deliveries parked (not attempted, not failed) while their endpoint\'s circuit was open.', registers });
     // Zero series exist from the start, so rate() and alerts see every label before its first event.
     for (const outcome of OUTCOMES) {
       attempts.inc({ outcome }, 0);
@@ -76,6 +87,8 @@ export class NotificationsMetrics implements OnApplicationShutdown {
     }
     for (const state of FINAL_STATES) finished.inc({ state }, 0);
     claimed.inc(0);
+    circuitsOpened.inc(0);
+    parked.inc(0);
 
     this.subscriptions = [
       events.attemptRecorded.subscribe((attempt) => {
@@ -84,6 +97,8 @@ export class NotificationsMetrics implements OnApplicationShutdown {
         if (attempt.status !== DeliveryStatus.PENDING) finished.inc({ state: attempt.status });
       }),
       events.deliveryCancelled.subscribe(() => finished.inc({ state: DeliveryStatus.CANCELLED })),
+      events.circuitOpened.subscribe(() => circuitsOpened.inc()),
+      events.deliveriesParked.subscribe((batch) => parked.inc(batch.count)),
       events.schedulerTickFinished.subscribe((tick) => {
         tickSeconds.observe(tick.durationMs / 1000);
         claimed.inc(tick.claimed);
@@ -102,7 +117,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   private async collectQueueDepth(gauge: Gauge<'state'>): Promise<void> {
     gauge.reset();
     try {
-      const depth = await this.queueDepth.count(this.clock.now(), QUEUE_DEPTH_CAP);
+      const depth = await this.engine.queueDepth(QUEUE_DEPTH_CAP);
       const values: Record<(typeof QUEUE_STATES)[number], number> = { due: depth.due, in_flight: depth.inFlight, failed: depth.failed };
       for (const state of QUEUE_STATES) gauge.set({ state }, values[state]);
     } catch (error) {

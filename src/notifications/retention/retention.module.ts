@@ -1,14 +1,14 @@
 import { Module } from '@nestjs/common';
 import { ClockModule } from '../clock/clock.module';
+import { DeliveryModule } from '../delivery/delivery.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import { DeliveryRetentionRepository } from './delivery-retention.repository';
 import { RETENTION_SETTINGS, retentionSettings } from './retention-settings';
 import { RetentionService } from './retention.service';
 
 /** The daily retention job. Needs the host app's `ScheduleModule.forRoot()`. */
 @Module({
-  imports: [ClockModule],
-  providers: [{ provide: RETENTION_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: retentionSettings }, DeliveryRetentionRepository, RetentionService],
+  imports: [ClockModule, DeliveryModule],
+  providers: [{ provide: RETENTION_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: retentionSettings }, RetentionService],
   exports: [RetentionService],
 })
 export class RetentionModule {}

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
-import { DeliveryRetentionRepository } from './delivery-retention.repository';
+import { OutboxEngine } from '../delivery/engine/outbox-engine';
 import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';
 
 /** What one purge deleted. */
@@ -26,7 +26,7 @@ export class RetentionService {
   private running: Promise<RetentionReport> | null = null;
 
   constructor(
-    private readonly deliveries: DeliveryRetentionRepository,
+    private readonly deliveries: OutboxEngine,
     private readonly clock: Clock,
     @Inject(RETENTION_SETTINGS) private readonly settings: RetentionSettings,
   ) {}
@@ -66,7 +66,7 @@ export class RetentionService {
   private async purgeStatus(status: DeliveryStatus, before: number): Promise<{ deliveries: number; attempts: number; events: number }> {
     const total = { deliveries: 0, attempts: 0, events: 0 };
     for (;;) {
-      const batch = await this.deliveries.purgeBatch(status, before, this.settings.batchSize);
+      const batch = await this.deliveries.purge(status, before, this.settings.batchSize);
       total.deliveries += batch.deliveries;
       total.attempts += batch.attempts;
       total.events += batch.events;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
 import { DeliveryEvents } from '../delivery/delivery-events';
-import { DeliveryWorker } from '../delivery/delivery-worker';
+import { OutboxEngine } from '../delivery/engine/outbox-engine';
 
 /** Every minute (spec 6.3), claims due retries in batches and attempts them; one run at a time per instance. */
 @Injectable()
@@ -10,7 +10,7 @@ export class DeliveryScheduler {
   private running: Promise<number> | null = null;
 
   constructor(
-    private readonly worker: DeliveryWorker,
+    private readonly engine: OutboxEngine,
     private readonly events: DeliveryEvents,
     private readonly clock: Clock,
   ) {}
@@ -30,8 +30,8 @@ export class DeliveryScheduler {
 
   private async drain(): Promise<number> {
     const startedAt = this.clock.now();
-    const claimed = await this.worker.drainDue();
-    this.events.schedulerTickFinished.next({ durationMs: this.clock.now() - startedAt, claimed });
+    const claimed = await this.engine.drain();
+    this.events.emit('schedulerTickFinished', { durationMs: this.clock.now() - startedAt, claimed });
     return claimed;
   }
 }

@@ -1,0 +1,68 @@
+import type { AttemptOutcome } from '../http/attempt-result';
+
+export interface CircuitBreakerSettings {
+  /** Unreachable attempts in a row (timeouts, connection and TLS failures) that open the circuit; 0 never opens it. */
+  readonly failuresToOpen: number;
+  /** How long an open circuit stays open before one probe attempt; doubled after each failed probe, up to 16 times. */
+  readonly coolDownMs: number;
+}
+
+/** Outcomes that cost a slot without an answer: they count towards opening the circuit. Any answer (2xx–5xx) closes it. */
+const UNREACHABLE: ReadonlySet<AttemptOutcome> = new Set(['timeout', 'connect_error', 'tls_error']);
+
+const MAX_COOL_DOWN_FACTOR = 16;
+
+/**
+ * The circuit of one endpoint: closed (up to its cap in flight), open (nothing sent until `openUntil`),
+ * then half-open (one probe in flight; its answer closes the circuit, its failure opens it again for longer).
+ */
+export class CircuitBreaker {
+  private failures = 0;
+  private openUntil: number | null = null;
+  private coolDownMs = 0;
+
+  constructor(private readonly settings: CircuitBreakerSettings) {}
+
+  /** How many attempts may be in flight now: `cap` when closed, 1 probe when half-open, 0 when open. */
+  allowance(cap: number, now: number): number {
+    if (this.openUntil === null) return cap;
+    return now >= this.openUntil ? 1 : 0;
+  }
+
+  /** When the circuit lets a probe through again, or null when it is closed. */
+  get reopensAt(): number | null {
+    return this.openUntil;
+  }
+
+  get isOpen(): boolean {
+    return this.openUntil !== null;
+  }
+
+  /** True when the circuit is closed and forgets nothing worth keeping. */
+  get isPristine(): boolean {
+    return this.openUntil === null && this.failures === 0;
+  }
+
+  /** Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. */
+  record(outcome: AttemptOutcome, now: number): boolean {
+    if (!UNREACHABLE.has(outcome)) {
+      this.failures = 0;
+      this.openUntil = null;
+      this.coolDownMs = 0;
+      return false;
+    }
+    this.failures++;
+    const probing = this.openUntil !== null && now >= this.openUntil;
+    if (this.settings.failuresToOpen === 0 || (!probing && (this.openUntil !== null || this.failures < this.settings.failuresToOpen))) return false;
+    this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
+    this.openUntil = now + this.coolDownMs;
+    return true;
+  }
+
+  /** Why deliveries to this endpoint wait, for the delivery log. */
+  describe(): string {
+    const until = this.openUntil === null ? 'now' : new Date(this.openUntil).toISOString();
+    const attempts = this.failures === 1 ? '1 attempt' : `${this.failures} attempts in a row`;
+    return `endpoint unreachable (${attempts} timed out or failed to connect); circuit open, next try at ${until}`;
+  }
+}

@@ -1,0 +1,134 @@
+import type { EventType } from '../../catalog/event-catalog';
+import { EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
+
+interface Attempt extends QueuedAttempt {
+  readonly n: number;
+}
+
+const limits = { concurrency: 4, perEndpoint: 2, heldPerEndpoint: 8, held: 16, circuitBreaker: { failuresToOpen: 3, coolDownMs: 30_000 } };
+const T = 1_800_000_000_000;
+let seq = 0;
+const attempt = (userId: number, host = 'hooks.example.com', type = 'RATE_SPIKE'): Attempt => ({
+  endpoint: endpointKeyOf(userId, `https://${host}/hook/${type}`),
+  userId,
+  type: type as EventType,
+  n: seq++,
+});
+const startAll = (queues: EndpointQueues<Attempt>, now = T): Attempt[] => {
+  const started: Attempt[] = [];
+  for (let next = queues.next(now); next; next = queues.next(now)) started.push(next);
+  return started;
+};
+
+describe('endpointKeyOf', () => {
+  it('is one user on one host: paths and event types of that host share it, other users and hosts do not', () => {
+    expect(endpointKeyOf(1, 'https://dead.example.com/a')).toBe(endpointKeyOf(1, 'https://DEAD.example.com:443/b?x=1'));
+    expect(endpointKeyOf(1, 'https://dead.example.com/a')).not.toBe(endpointKeyOf(2, 'https://dead.example.com/a'));
+    expect(endpointKeyOf(1, 'https://dead.example.com/a')).not.toBe(endpointKeyOf(1, 'https://dead.example.com:8443/a'));
+  });
+});
+
+describe('EndpointQueues', () => {
+  it('never starts more than the per-endpoint cap for one endpoint, and gives the other slots to other endpoints', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    for (let i = 0; i < 8; i++) queues.push(attempt(1));
+    queues.push(attempt(2));
+    queues.push(attempt(3));
+    const started = startAll(queues);
+    expect(started.map((a) => a.userId).sort()).toEqual([1, 1, 2, 3]);
+  });
+
+  it('serves endpoints round-robin: a late endpoint starts before an early one’s backlog', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, concurrency: 1, perEndpoint: 1 });
+    const backlog = [attempt(1), attempt(1), attempt(1)];
+    backlog.forEach((a) => queues.push(a));
+    const late = attempt(2);
+    queues.push(late);
+    const [first] = startAll(queues);
+    expect(first.userId).toBe(1);
+    queues.finished(first, 'success', T);
+    const [second] = startAll(queues);
+    expect(second).toBe(late);
+  });
+
+  it('spreading event types over paths of one host does not escape the cap', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    for (const type of ['RATE_SPIKE', 'RATE_DROP', 'LOAN_EXECUTED', 'STALE_OFFER']) queues.push(attempt(1, 'dead.example.com', type));
+    expect(startAll(queues)).toHaveLength(2);
+  });
+
+  it('sends the endpoint’s share to the outbox once it holds heldPerEndpoint, and counts attempts about to be added', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const key = attempt(1).endpoint;
+    expect(queues.admission(key, T, 7)).toBe('hold');
+    expect(queues.admission(key, T, 8)).toBe('outbox');
+    for (let i = 0; i < 8; i++) queues.push(attempt(1));
+    expect(queues.admission(key, T)).toBe('outbox');
+    expect(queues.saturatedUsers()).toEqual([1]);
+    expect(queues.admission(attempt(2).endpoint, T)).toBe('hold');
+  });
+
+  it('opens the circuit after failuresToOpen unreachable attempts in a row, parks the queue, and lets one probe through after the cool-down', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    for (let i = 0; i < 6; i++) queues.push(attempt(1));
+    const first = startAll(queues);
+    expect(first).toHaveLength(2);
+    expect(queues.finished(first[0], 'timeout', T + 5000)).toBeNull();
+    expect(queues.finished(first[1], 'connect_error', T + 5000)).toBeNull();
+    const [third, fourth] = startAll(queues, T + 5000);
+    const opened = queues.finished(third, 'timeout', T + 10_000);
+    expect(opened).toMatchObject({ userId: 1, types: ['RATE_SPIKE'], until: T + 40_000 });
+    expect(opened!.parked).toHaveLength(2);
+    expect(opened!.reason).toContain('next try at 2027-01-15T08:00:40.000Z');
+    expect(queues.openCircuits()).toBe(1);
+    expect(queues.held).toBe(1); // the fourth attempt was already in flight
+    expect(queues.finished(fourth, 'timeout', T + 15_000)).toBeNull(); // in flight when it opened: does not extend it
+    expect(queues.admission(third.endpoint, T + 15_000)).toMatchObject({ parkUntil: T + 40_000 });
+
+    const key = third.endpoint;
+    expect(queues.admission(key, T + 39_999)).toMatchObject({ parkUntil: T + 40_000 });
+    expect(queues.admission(key, T + 40_000)).toBe('hold');
+    queues.push(attempt(1));
+    queues.push(attempt(1));
+    expect(startAll(queues, T + 40_000)).toHaveLength(1); // half-open: one probe
+  });
+
+  it('doubles the cool-down after a failed probe and closes the circuit on any answer', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    queues.push(attempt(1));
+    const [a] = startAll(queues);
+    expect(queues.finished(a, 'timeout', T)!.until).toBe(T + 1000);
+    queues.push(attempt(1));
+    const [probe] = startAll(queues, T + 1000);
+    expect(queues.finished(probe, 'tls_error', T + 1000)!.until).toBe(T + 3000);
+    queues.push(attempt(1));
+    const [probe2] = startAll(queues, T + 3000);
+    expect(queues.finished(probe2, 'http_error', T + 3000)).toBeNull(); // a 500 is an answer: the endpoint is reachable
+    expect(queues.openCircuits()).toBe(0);
+    for (let i = 0; i < 3; i++) queues.push(attempt(1));
+    expect(startAll(queues, T + 3000)).toHaveLength(2);
+  });
+
+  it('never opens the circuit with failuresToOpen 0, and never for answers or blocked addresses', () => {
+    const never = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 0, coolDownMs: 1000 } });
+    const sometimes = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    for (let i = 0; i < 3; i++) never.push(attempt(1));
+    for (const a of startAll(never)) expect(never.finished(a, 'timeout', T)).toBeNull();
+    sometimes.push(attempt(1));
+    sometimes.push(attempt(1));
+    const [x, y] = startAll(sometimes);
+    expect(sometimes.finished(x, 'http_error', T)).toBeNull();
+    expect(sometimes.finished(y, 'blocked', T)).toBeNull();
+  });
+
+  it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    for (let i = 0; i < 5; i++) queues.push(attempt(1));
+    const started = startAll(queues);
+    expect(queues.takeQueued()).toHaveLength(3);
+    for (const a of started) queues.finished(a, 'success', T);
+    expect(queues.held).toBe(0);
+    expect(queues.inFlight).toBe(0);
+    expect(queues.room).toBe(16);
+  });
+});

@@ -1,0 +1,203 @@
+import type { EventType } from '../../catalog/event-catalog';
+import type { AttemptOutcome } from '../http/attempt-result';
+import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
+
+/**
+ * Who shares a cap: one user's URLs on one host (`host` as in the URL: name and port). Per user, so that many
+ * users of one large SaaS host never starve each other; per host, so that spreading event types over several
+ * URLs (paths) of the same dead host does not escape the cap.
+ */
+export type EndpointKey = string;
+
+export function endpointKeyOf(userId: number, url: string): EndpointKey {
+  let host: string;
+  try {
+    host = new URL(url).host;
+  } catch {
+    host = url; // the sender refuses it; it still needs a queue of its own
+  }
+  return `${userId} ${host}`;
+}
+
+export interface EndpointLimits {
+  /** Attempts in flight at once in this instance, all endpoints together. */
+  readonly concurrency: number;
+  /** Attempts in flight at once to one endpoint. */
+  readonly perEndpoint: number;
+  /** Deliveries held in memory (queued or in flight) for one endpoint; beyond it they wait in the outbox. */
+  readonly heldPerEndpoint: number;
+  /** Deliveries held in memory, all endpoints together. */
+  readonly held: number;
+  readonly circuitBreaker: CircuitBreakerSettings;
+}
+
+export interface QueuedAttempt {
+  readonly endpoint: EndpointKey;
+  readonly userId: number;
+  readonly type: EventType;
+}
+
+/** What an attempt's outcome changed: when it opened the circuit, the queued attempts to park and until when. */
+export interface CircuitOpened<T> {
+  readonly endpoint: EndpointKey;
+  readonly userId: number;
+  readonly types: readonly EventType[];
+  readonly until: number;
+  readonly reason: string;
+  readonly parked: T[];
+}
+
+class Endpoint<T> {
+  readonly queue: T[] = [];
+  readonly types = new Set<EventType>();
+  inFlight = 0;
+
+  constructor(
+    readonly key: EndpointKey,
+    readonly userId: number,
+    readonly breaker: CircuitBreaker,
+  ) {}
+
+  get held(): number {
+    return this.queue.length + this.inFlight;
+  }
+}
+
+/**
+ * The fair share of one instance's attempts, in memory and free of I/O: one queue per endpoint, served round-robin,
+ * at most `perEndpoint` in flight to each and `concurrency` in all, with a circuit breaker per endpoint. A saturated
+ * endpoint waits in its own queue, never in front of another endpoint's attempt.
+ */
+export class EndpointQueues<T extends QueuedAttempt> {
+  private readonly endpoints = new Map<EndpointKey, Endpoint<T>>();
+  /** Endpoints with a queued attempt they may start now, in round-robin order. */
+  private readonly ready = new Set<Endpoint<T>>();
+  private running = 0;
+  private heldCount = 0;
+
+  constructor(private readonly limits: EndpointLimits) {}
+
+  /** Attempts queued or in flight. */
+  get held(): number {
+    return this.heldCount;
+  }
+
+  get inFlight(): number {
+    return this.running;
+  }
+
+  /** How many attempts this instance holds at most. */
+  get capacity(): number {
+    return this.limits.held;
+  }
+
+  /** How many more attempts this instance can hold now. */
+  get room(): number {
+    return Math.max(0, this.limits.held - this.heldCount);
+  }
+
+  /**
+   * Where a new attempt to `endpoint` should go, with `adding` more about to be pushed to it: `hold` (queue it here),
+   * `outbox` (the endpoint holds its whole share: leave it due in the outbox), or parked until its open circuit lets a
+   * probe through.
+   */
+  admission(endpoint: EndpointKey, now: number, adding = 0): 'hold' | 'outbox' | { parkUntil: number; reason: string } {
+    const known = this.endpoints.get(endpoint);
+    if (known?.breaker.isOpen && known.breaker.allowance(1, now) === 0) return { parkUntil: known.breaker.reopensAt!, reason: known.breaker.describe() };
+    return (known?.held ?? 0) + adding >= this.limits.heldPerEndpoint ? 'outbox' : 'hold';
+  }
+
+  /** Queues an attempt; start it when {@link next} hands it out. */
+  push(attempt: T): void {
+    const endpoint = this.endpointOf(attempt);
+    endpoint.queue.push(attempt);
+    endpoint.types.add(attempt.type);
+    this.heldCount++;
+    this.ready.add(endpoint);
+  }
+
+  /** The next attempt to start, round-robin over the endpoints that may start one; null when none may. */
+  next(now: number): T | null {
+    if (this.running >= this.limits.concurrency) return null;
+    for (const endpoint of this.ready) {
+      this.ready.delete(endpoint);
+      const allowance = endpoint.breaker.allowance(this.limits.perEndpoint, now);
+      if (endpoint.queue.length === 0 || endpoint.inFlight >= allowance) continue;
+      const attempt = endpoint.queue.shift()!;
+      endpoint.inFlight++;
+      this.running++;
+      if (endpoint.queue.length > 0 && endpoint.inFlight < allowance) this.ready.add(endpoint);
+      return attempt;
+    }
+    return null;
+  }
+
+  /** An attempt handed out by {@link next} ended with `outcome`. */
+  finished(attempt: T, outcome: AttemptOutcome, now: number): CircuitOpened<T> | null {
+    const endpoint = this.endpoints.get(attempt.endpoint)!;
+    endpoint.inFlight--;
+    this.running--;
+    this.heldCount--;
+    const opened = endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
+    this.settle(endpoint);
+    return opened;
+  }
+
+  /** An attempt handed out by {@link next} was not made after all (lease ending, webhook disabled…). */
+  dropped(attempt: T): void {
+    const endpoint = this.endpoints.get(attempt.endpoint)!;
+    endpoint.inFlight--;
+    this.running--;
+    this.heldCount--;
+    this.settle(endpoint);
+  }
+
+  /** Takes every queued attempt out (shutdown): the caller hands them back to the outbox. */
+  takeQueued(): T[] {
+    const taken: T[] = [];
+    for (const endpoint of this.endpoints.values()) {
+      taken.push(...endpoint.queue.splice(0));
+      this.settle(endpoint);
+    }
+    this.heldCount -= taken.length;
+    this.ready.clear();
+    return taken;
+  }
+
+  /** Users with an endpoint holding its whole share: the outbox leaves their deliveries out of claims for now. */
+  saturatedUsers(): number[] {
+    const users = new Set<number>();
+    for (const endpoint of this.endpoints.values()) if (endpoint.held >= this.limits.heldPerEndpoint) users.add(endpoint.userId);
+    return [...users];
+  }
+
+  /** Endpoints whose circuit is open or half-open in this instance. */
+  openCircuits(): number {
+    let open = 0;
+    for (const endpoint of this.endpoints.values()) if (endpoint.breaker.isOpen) open++;
+    return open;
+  }
+
+  private park(endpoint: Endpoint<T>): CircuitOpened<T> {
+    const parked = endpoint.queue.splice(0);
+    this.heldCount -= parked.length;
+    this.ready.delete(endpoint);
+    const { key, userId, breaker } = endpoint;
+    return { endpoint: key, userId, types: [...endpoint.types], until: breaker.reopensAt!, reason: breaker.describe(), parked };
+  }
+
+  private endpointOf(attempt: T): Endpoint<T> {
+    let endpoint = this.endpoints.get(attempt.endpoint);
+    if (!endpoint) {
+      endpoint = new Endpoint<T>(attempt.endpoint, attempt.userId, new CircuitBreaker(this.limits.circuitBreaker));
+      this.endpoints.set(attempt.endpoint, endpoint);
+    }
+    return endpoint;
+  }
+
+  /** Puts the endpoint back in the round when it can start more, and forgets it when it holds nothing worth keeping. */
+  private settle(endpoint: Endpoint<T>): void {
+    if (endpoint.queue.length > 0) this.ready.add(endpoint);
+    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine) this.endpoints.delete(endpoint.key);
+  }
+}

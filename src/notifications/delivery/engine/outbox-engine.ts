@@ -1,0 +1,321 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import type { EventType } from '../../catalog/event-catalog';
+import { Clock } from '../../clock/clock';
+import { GroupCommit } from '../../common/group-commit';
+import { PreferencesService, type WebhookTarget, webhookKey } from '../../preferences/preferences.service';
+import { DeliveryEvents } from '../delivery-events';
+import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import type { AttemptResult } from '../http/attempt-result';
+import { WebhookSender } from '../http/webhook-sender';
+import type { DeliveryStatus } from '../webhook-delivery.entity';
+import type { WebhookEvent } from '../webhook-event.entity';
+import { buildWebhookRequest } from '../webhook-request';
+import { attemptRecord, refusedUnsigned } from './attempt-record';
+import {
+  type AttemptRecord,
+  type ClaimedDelivery,
+  DeliveryOutboxRepository,
+  type Lease,
+  type NewEvent,
+  type Placement,
+  type PurgedBatch,
+  type QueueDepth,
+} from './delivery-outbox.repository';
+import { type CircuitOpened, type EndpointKey, EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
+
+export type Targets = ReadonlyMap<string, WebhookTarget>;
+
+interface Job extends QueuedAttempt {
+  readonly claim: ClaimedDelivery;
+  readonly target: WebhookTarget;
+}
+
+/**
+ * The outbox engine: the only owner of the delivery tables, their leases and the scheduling policy. Callers
+ * enqueue events, redeliver, drain what is due, purge and count; the engine decides when each attempt starts.
+ *
+ * Every attempt waits in its endpoint's queue (one user's URLs on one host) and starts when that endpoint has
+ * fewer than its cap in flight and the instance has a free slot, endpoints served round-robin; its deadline
+ * starts with the request, never while it waits. An endpoint that stops answering opens its circuit: its
+ * deliveries are parked in the outbox (not failed) until a probe gets an answer. What this instance cannot
+ * hold stays due in the outbox and is claimed as soon as capacity frees, a bounded share per user per claim.
+ */
+@Injectable()
+export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly queues: EndpointQueues<Job>;
+  private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+  private readonly tracked = new Set<Promise<unknown>>();
+  private draining: Promise<number> | null = null;
+  /** Due deliveries may be waiting in the outbox that this instance had no room for. */
+  private backlog = false;
+  /** Users the last claim left out because they held their share: when one of their attempts ends, claim again. */
+  private leftOut = new Set<number>();
+  private stopping = false;
+
+  constructor(
+    private readonly outbox: DeliveryOutboxRepository,
+    private readonly preferences: PreferencesService,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    private readonly events: DeliveryEvents,
+    @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+  ) {
+    const { concurrency, perEndpointConcurrency, circuitBreaker } = settings;
+    this.queues = new EndpointQueues<Job>({
+      concurrency,
+      perEndpoint: perEndpointConcurrency,
+      heldPerEndpoint: perEndpointConcurrency * HELD_PER_SLOT,
+      held: concurrency * HELD_PER_SLOT,
+      circuitBreaker,
+    });
+    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), { maxGroupSize: settings.batchSize });
+  }
+
+  /**
+   * Commits new events with one delivery each (the caller has checked that each user has WEBHOOK enabled for the
+   * type, with `targets`), then starts the first attempts of those this instance can hold at once; the rest wait
+   * in the outbox, due now (or parked while their endpoint's circuit is open).
+   */
+  async enqueue(events: readonly NewEvent[], targets: Targets): Promise<void> {
+    const now = this.clock.now();
+    const placements = this.placements(events, targets, now);
+    const claims = await this.outbox.enqueue(events, (event) => placements.get(event.id)!, this.lease());
+    await this.admit(claims, targets);
+    if ([...placements.values()].includes('due')) this.noteBacklog();
+  }
+
+  /** Starts a new attempt cycle of a stored event (same id and bytes); the new delivery's id, or null when the event is gone. */
+  async redeliver(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>): Promise<number | null> {
+    const [claim] = await this.outbox.enqueueAgain(event, 'lease', this.lease());
+    if (!claim) return null;
+    await this.admit([claim]);
+    return claim.id;
+  }
+
+  /**
+   * Claims what is due, as much as this instance can hold, and starts it; resolves with how many were claimed. Keeps
+   * claiming while due work remains and there is room; what does not fit is claimed as soon as capacity frees. A call
+   * during a drain joins it.
+   */
+  drain(): Promise<number> {
+    this.draining ??= this.track(this.claimWhileRoom()).finally(() => {
+      this.draining = null;
+    });
+    return this.draining;
+  }
+
+  /** Resolves when nothing is in flight, queued or waiting to be recorded. */
+  async idle(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled([...this.tracked]);
+      await this.records.idle();
+      if (this.tracked.size === 0 && this.queues.held > 0) this.pump();
+      if (this.tracked.size === 0) return;
+    }
+  }
+
+  queueDepth(cap: number): Promise<QueueDepth> {
+    return this.outbox.queueDepth(this.clock.now(), cap);
+  }
+
+  purge(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
+    return this.outbox.purgeBatch(status, before, limit);
+  }
+
+  /** Endpoints whose circuit is open (or probing) in this instance. */
+  openCircuits(): number {
+    return this.queues.openCircuits();
+  }
+
+  /** A lease starting now. While shutting down, it ends at once: new deliveries stay free for other instances. */
+  lease(): Lease {
+    const now = this.clock.now();
+    return { token: randomUUID(), now, until: this.stopping ? now : now + this.settings.leaseMs };
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    const unstarted = this.queues.takeQueued();
+    await this.outbox.release(unstarted.map((job) => job.claim));
+    if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
+    const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);
+    if (!finished) this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.sender.close();
+  }
+
+  /** Where each new delivery starts: leased here when its endpoint and this instance have room, parked when its circuit is open. */
+  private placements(events: readonly NewEvent[], targets: Targets, now: number): Map<string, Placement> {
+    const placements = new Map<string, Placement>();
+    const adding = new Map<EndpointKey, number>();
+    let room = this.stopping ? 0 : this.queues.room;
+    for (const event of events) {
+      const endpoint = endpointKeyOf(event.userId, targets.get(webhookKey(event.userId, event.type))!.url);
+      const admission = this.queues.admission(endpoint, now, adding.get(endpoint) ?? 0);
+      if (typeof admission === 'object') {
+        placements.set(event.id, { parkUntil: admission.parkUntil, reason: admission.reason });
+      } else if (admission === 'hold' && room > 0) {
+        placements.set(event.id, 'lease');
+        adding.set(endpoint, (adding.get(endpoint) ?? 0) + 1);
+        room--;
+      } else {
+        placements.set(event.id, 'due');
+      }
+    }
+    return placements;
+  }
+
+  private async claimWhileRoom(): Promise<number> {
+    let claimed = 0;
+    while (!this.stopping) {
+      const room = Math.min(this.settings.batchSize, this.queues.room);
+      if (room === 0) {
+        this.backlog = true;
+        break;
+      }
+      const excludeUsers = this.queues.saturatedUsers();
+      const fairness = { perUser: this.settings.perEndpointConcurrency * HELD_PER_SLOT, excludeUsers };
+      const { claims, exhausted } = await this.outbox.claimDue(room, this.lease(), fairness);
+      claimed += claims.length;
+      await this.admit(claims);
+      if (exhausted) {
+        this.leftOut = new Set(excludeUsers);
+        break;
+      }
+    }
+    return claimed;
+  }
+
+  /** Queues leased deliveries behind their endpoints, parks those whose circuit is open, cancels those whose webhook is off. */
+  private async admit(claims: readonly ClaimedDelivery[], known?: Targets): Promise<void> {
+    if (claims.length === 0) return;
+    let targets: Targets;
+    try {
+      targets = known ?? (await this.preferences.webhookTargets(claims));
+    } catch (error) {
+      this.logger.error(`Webhook targets of ${claims.length} deliveries could not be read; released for a later run`, (error as Error).stack);
+      await this.outbox.release(claims);
+      this.noteBacklog();
+      return;
+    }
+    const now = this.clock.now();
+    const parked = new Map<EndpointKey, { userId: number; types: Set<EventType>; until: number; reason: string; claims: ClaimedDelivery[] }>();
+    for (const claim of claims) {
+      const target = targets.get(webhookKey(claim.userId, claim.type));
+      if (!target) {
+        void this.track(this.cancel(claim));
+        continue;
+      }
+      const endpoint = endpointKeyOf(claim.userId, target.url);
+      const admission = this.queues.admission(endpoint, now, 0);
+      if (typeof admission === 'object') {
+        const group = parked.get(endpoint) ?? { userId: claim.userId, types: new Set(), until: admission.parkUntil, reason: admission.reason, claims: [] };
+        group.types.add(claim.type);
+        group.claims.push(claim);
+        parked.set(endpoint, group);
+      } else {
+        this.queues.push({ endpoint, userId: claim.userId, type: claim.type, claim, target });
+      }
+    }
+    for (const group of parked.values()) void this.track(this.park(group.claims, { ...group, types: [...group.types] }));
+    this.pump();
+  }
+
+  /** Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one. */
+  private pump(): void {
+    for (let job = this.queues.next(this.clock.now()); job !== null; job = this.queues.next(this.clock.now())) {
+      void this.track(this.attempt(job));
+    }
+  }
+
+  /** One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). */
+  private async attempt(job: Job): Promise<void> {
+    const { claim, target } = job;
+    try {
+      if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
+        // It waited too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
+        this.queues.dropped(job);
+        await this.outbox.release([claim]);
+        this.noteBacklog();
+        return;
+      }
+      const startedAt = this.clock.now();
+      const attemptNumber = claim.attemptCount + 1;
+      const result = await this.send(claim, target, attemptNumber, startedAt);
+      const endedAt = this.clock.now();
+      const opened = this.queues.finished(job, result.outcome, endedAt);
+      if (opened) void this.track(this.circuitOpened(opened));
+      await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+    } catch (error) {
+      this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
+    } finally {
+      if (this.leftOut.delete(job.userId)) this.backlog = true;
+      this.pump();
+      this.drainIfBacklog();
+    }
+  }
+
+  /** Signs and sends; a target without a usable secret is refused without a request, never sent unsigned. */
+  private send(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number): Promise<AttemptResult> {
+    if (target.unusableSecret || !target.secret) return Promise.resolve(refusedUnsigned(target.unusableSecret ?? 'no signing secret'));
+    const { url, secret } = target;
+    const { body, type, eventId } = claim;
+    return this.sender.send(buildWebhookRequest({ url, secret, body, type, eventId, attempt, userAgent: this.settings.userAgent, nowMs }));
+  }
+
+  private async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    if (!(await this.records.submit({ claim, record }))) {
+      this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
+      return;
+    }
+    const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
+    const { result, status } = record;
+    const { outcome, durationMs, statusCode } = result;
+    this.events.emit('attemptRecorded', { deliveryId, eventId, userId, type, attemptNumber: attemptCount + 1, outcome, durationMs, statusCode, status });
+  }
+
+  private async circuitOpened(opened: CircuitOpened<Job>): Promise<void> {
+    const host = opened.endpoint.slice(opened.endpoint.indexOf(' ') + 1);
+    const waiting = await this.park(opened.parked.map((job) => job.claim), opened);
+    this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${waiting} deliveries parked until then`);
+    this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: waiting });
+  }
+
+  private async park(claims: readonly ClaimedDelivery[], endpoint: { userId: number; types: readonly EventType[]; until: number; reason: string }): Promise<number> {
+    const parked = await this.outbox.park(claims, endpoint, endpoint.until, endpoint.reason, this.clock.now());
+    this.events.emit('deliveriesParked', { userId: endpoint.userId, count: parked, until: endpoint.until });
+    return parked;
+  }
+
+  private async cancel(claim: ClaimedDelivery): Promise<void> {
+    const cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
+    if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });
+  }
+
+  private noteBacklog(): void {
+    this.backlog = true;
+    this.drainIfBacklog();
+  }
+
+  /** Claims the outbox's due work once half of this instance's room is free again, instead of waiting for the next scheduler run. */
+  private drainIfBacklog(): void {
+    if (this.backlog && !this.stopping && this.draining === null && this.queues.room * 2 >= this.queues.capacity) {
+      this.backlog = false;
+      void this.drain();
+    }
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.tracked.add(work);
+    void work.catch((error: unknown) => this.logger.error('Delivery work failed', (error as Error).stack)).finally(() => this.tracked.delete(work));
+    return work;
+  }
+}
+
+/** Deliveries an instance holds in memory per slot (queued or in flight): enough to keep slots busy, few enough to start well within a lease. */
+const HELD_PER_SLOT = 4;
