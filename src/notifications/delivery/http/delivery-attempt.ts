@@ -127,7 +127,10 @@ function onDeadline(attempt: DeliveryAttempt): void {
   attempt.expire();
 }
 
+/** The 3xx that send the client to another URL (RFC 9110 15.4); 300, 304, 305, 306 and the rest are plain answers. */
+const REDIRECT_STATUSES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
 function httpError(statusCode: number): string {
-  if (statusCode >= 300 && statusCode < 400) return `redirect (${statusCode}) not followed`;
+  if (REDIRECT_STATUSES.has(statusCode)) return `redirect (${statusCode}) not followed`;
   return `receiver answered ${statusCode}`;
 }

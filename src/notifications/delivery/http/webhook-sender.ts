@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent } from 'undici';
+import { Agent, buildConnector } from 'undici';
 import type { WebhookUrlGuard } from '../../url-guard/url-guard';
 import { positiveInteger } from '../../common/positive-integer';
 import { blockedBeforeConnect } from './attempt-error';
 import type { AttemptResult, WebhookRequest } from './attempt-result';
 import { DeliveryAttempt } from './delivery-attempt';
+import { dropInterimResponses } from './interim-responses';
 
 export type { AttemptOutcome, AttemptResult, WebhookRequest } from './attempt-result';
 
@@ -58,14 +59,19 @@ export class WebhookSender {
       allowH2: false,
       headersTimeout: this.timeoutMs,
       bodyTimeout: this.timeoutMs,
-      connect: {
-        lookup: this.guard.createLookup(),
-        timeout: this.timeoutMs,
-        // Built once: a `ca` array would otherwise be parsed into a fresh context on every new connection.
-        ...(options.extraCaPem
-          ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...nodeExtraCaCerts(), options.extraCaPem] }) }
-          : {}),
-      },
+      connect: acceptingInterimResponses(
+        buildConnector({
+          lookup: this.guard.createLookup(),
+          timeout: this.timeoutMs,
+          allowH2: false,
+          // One connector (and TLS session cache) for every origin, where undici would build one per connection.
+          maxCachedSessions: TARGET_CACHE_SIZE,
+          // Built once: a `ca` array would otherwise be parsed into a fresh context on every new connection.
+          ...(options.extraCaPem
+            ? { secureContext: createSecureContext({ ca: [...rootCertificates, ...nodeExtraCaCerts(), options.extraCaPem] }) }
+            : {}),
+        }),
+      ),
     });
   }
 
@@ -121,6 +127,16 @@ function blockedResult(error: unknown, startedAt: number): AttemptResult {
   const { outcome, error: reason } = blockedBeforeConnect(error);
   const durationMs = Math.round(performance.now() - startedAt);
   return { outcome, statusCode: null, durationMs, error: reason, responseExcerpt: null };
+}
+
+/** Every connection drops unsolicited 1xx responses, which undici's HTTP/1.1 parser would fail (see interim-responses). */
+function acceptingInterimResponses(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) =>
+    connect(options, (...args) => {
+      const socket = args[1]; // undici passes the error alone on failure
+      if (socket) dropInterimResponses(socket);
+      callback(...args);
+    });
 }
 
 // A custom `ca` replaces Node's default store, which includes NODE_EXTRA_CA_CERTS: keep honouring it.
