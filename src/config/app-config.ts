@@ -125,6 +125,18 @@ export class EnvironmentVariables {
   DELIVERY_CONCURRENCY?: number;
 
   @IsOptional()
+  @WholeNumber(1, 1024)
+  DELIVERY_PER_ENDPOINT_CONCURRENCY?: number;
+
+  @IsOptional()
+  @WholeNumber(0, 1000)
+  DELIVERY_CIRCUIT_FAILURES?: number;
+
+  @IsOptional()
+  @WholeNumber(1000, 3_600_000)
+  DELIVERY_CIRCUIT_COOL_DOWN_MS?: number;
+
+  @IsOptional()
   @WholeNumber(1, 10_000)
   DELIVERY_BATCH_SIZE?: number;
 

@@ -30,6 +30,9 @@ describe('loadAppConfig', () => {
     [{ SERVICE_SITE: 'not a url' }, 'SERVICE_SITE'],
     [{ DELIVERY_CONCURRENCY: '0' }, 'DELIVERY_CONCURRENCY'],
     [{ DELIVERY_BATCH_SIZE: 'many' }, 'DELIVERY_BATCH_SIZE'],
+    [{ DELIVERY_PER_ENDPOINT_CONCURRENCY: '0' }, 'DELIVERY_PER_ENDPOINT_CONCURRENCY'],
+    [{ DELIVERY_CIRCUIT_FAILURES: '-1' }, 'DELIVERY_CIRCUIT_FAILURES'],
+    [{ DELIVERY_CIRCUIT_COOL_DOWN_MS: '10' }, 'DELIVERY_CIRCUIT_COOL_DOWN_MS'],
     [{ DELIVERY_TIMEOUT_MS: '50' }, 'DELIVERY_TIMEOUT_MS'],
     [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS (4000) must exceed DELIVERY_TIMEOUT_MS (5000) by more than 1000 ms'],
     [{ DELIVERY_TIMEOUT_MS: '60000' }, 'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 1000 ms'],
@@ -55,8 +58,22 @@ describe('loadAppConfig', () => {
 
   it('reads the delivery tuning, leaving what is unset to the module defaults', () => {
     const dir = dataDir();
-    const env = { DB_PATH: join(dir, 'db.sqlite'), DELIVERY_CONCURRENCY: '128', DELIVERY_LEASE_MS: '10000', DELIVERY_TIMEOUT_MS: '2000' };
-    expect(loadAppConfig(env).delivery).toEqual({ concurrency: 128, batchSize: undefined, leaseMs: 10_000, timeoutMs: 2000 });
+    const env = {
+      DB_PATH: join(dir, 'db.sqlite'),
+      DELIVERY_CONCURRENCY: '128',
+      DELIVERY_PER_ENDPOINT_CONCURRENCY: '8',
+      DELIVERY_CIRCUIT_FAILURES: '0',
+      DELIVERY_LEASE_MS: '10000',
+      DELIVERY_TIMEOUT_MS: '2000',
+    };
+    expect(loadAppConfig(env).delivery).toEqual({
+      concurrency: 128,
+      perEndpointConcurrency: 8,
+      circuitBreaker: { failuresToOpen: 0, coolDownMs: undefined },
+      batchSize: undefined,
+      leaseMs: 10_000,
+      timeoutMs: 2000,
+    });
   });
 
   it('names a key that does not decode to 32 bytes', () => {

@@ -71,6 +71,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     webhookAutoDisableAfter: variables.WEBHOOK_AUTO_DISABLE_AFTER,
     delivery: {
       concurrency: variables.DELIVERY_CONCURRENCY,
+      perEndpointConcurrency: variables.DELIVERY_PER_ENDPOINT_CONCURRENCY,
+      circuitBreaker: { failuresToOpen: variables.DELIVERY_CIRCUIT_FAILURES, coolDownMs: variables.DELIVERY_CIRCUIT_COOL_DOWN_MS },
       batchSize: variables.DELIVERY_BATCH_SIZE,
       leaseMs: variables.DELIVERY_LEASE_MS,
       timeoutMs: variables.DELIVERY_TIMEOUT_MS,
