@@ -1,3 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import type { EventType } from '../src/notifications/catalog/event-catalog';
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
 import { NotificationsMetrics } from '../src/notifications/metrics/notifications-metrics';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
@@ -95,6 +99,32 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
 
       const outcomes = await t.dataSource.query('SELECT outcome FROM webhook_delivery_attempts');
       expect(outcomes.map((row: { outcome: string }) => row.outcome)).toEqual(Array(24).fill('success'));
+    });
+  });
+
+  describe('a claim', () => {
+    let t: TestAppWithKit;
+    beforeAll(async () => (t = await startTestAppWithKit(kind)));
+    afterAll(() => t.close());
+
+    it('takes at most a fair share of one user’s backlog, leaves out saturated users, and says when nothing is left', async () => {
+      const outbox = t.app.get(DeliveryOutboxRepository);
+      const engine = t.app.get(OutboxEngine);
+      const due = (userId: number, count: number) =>
+        Array.from({ length: count }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
+      await outbox.enqueue([...due(1, 30), ...due(2, 2), ...due(3, 1)], () => 'due', engine.lease());
+
+      const first = await outbox.claimDue(10, engine.lease(), { perUser: 4, excludeUsers: [] });
+      const users = first.claims.map((claim) => claim.userId).sort();
+      expect(users).toEqual([1, 1, 1, 1, 2, 2, 3]);
+      expect(first.exhausted).toBe(false); // user 1's other 26 are still due
+
+      const second = await outbox.claimDue(10, engine.lease(), { perUser: 4, excludeUsers: [1] });
+      expect(second).toEqual({ claims: [], exhausted: true });
+
+      const third = await outbox.claimDue(100, engine.lease(), { perUser: 100, excludeUsers: [] });
+      expect(third.claims).toHaveLength(26);
+      expect(third.exhausted).toBe(true);
     });
   });
 });
