@@ -1,5 +1,5 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out]`: the delivery benchmark of
-// issue 4. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation]`: the delivery benchmark of
+// issue 4, and the isolation scenario of issue 11. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -12,16 +12,27 @@ import { RESULTS_DIR } from './lib/paths';
 import type { ReceiverStart } from './lib/receiver-types';
 import { backlog } from './scenarios/backlog';
 import { measureCeiling } from './scenarios/ceiling';
+import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
 import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
 
 /** The receiver's answer delay in the second scale-out series. */
 const SLOW_RECEIVER_MS = 50;
-const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out'] as const;
+const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
-const FULL: BenchSize = { users: 2000, events: 20_000, batchSize: 500, concurrency: 64, latencyRate: 200, latencySeconds: 30, backlog: 100_000, scaleOut: [1, 2, 3] };
-const QUICK: BenchSize = { ...FULL, users: 500, events: 4000, latencySeconds: 10, backlog: 10_000 };
+const FULL: BenchSize = {
+  users: 2000,
+  events: 20_000,
+  batchSize: 500,
+  concurrency: 64,
+  latencyRate: 200,
+  latencySeconds: 30,
+  backlog: 100_000,
+  scaleOut: [1, 2, 3],
+  isolation: { users: 200, seconds: 60, neighbourEvents: 2000, stragglerWaitSeconds: 30 },
+};
+const QUICK: BenchSize = { ...FULL, users: 500, events: 4000, latencySeconds: 10, backlog: 10_000, isolation: { ...FULL.isolation, seconds: 20 } };
 /** Receiver origins (127.0.0.1…N): users' endpoints are spread over several origins, as real users' are. */
 const ORIGINS = 8;
 
@@ -37,7 +48,13 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     return value === undefined ? undefined : Number(value);
   };
   const base = quick ? QUICK : FULL;
-  const size = { ...base, events: number('events') ?? base.events, users: number('users') ?? base.users, backlog: number('backlog') ?? base.backlog };
+  const isolation = {
+    ...base.isolation,
+    users: number('isolation-users') ?? base.isolation.users,
+    seconds: number('isolation-seconds') ?? base.isolation.seconds,
+    neighbourEvents: number('isolation-neighbour-events') ?? base.isolation.neighbourEvents,
+  };
+  const size = { ...base, events: number('events') ?? base.events, users: number('users') ?? base.users, backlog: number('backlog') ?? base.backlog, isolation };
   return { size, quick, only: new Set(only as Scenario[]) };
 }
 
@@ -135,6 +152,11 @@ async function main(): Promise<void> {
         report.scaleOut = { runs, slowReceiver: { answerDelayMs: SLOW_RECEIVER_MS, runs: slowRuns } };
       }
     }
+    if (only.has('isolation')) {
+      const result = await isolation(context, size.isolation);
+      log(`isolation: healthy p99 ratio with a hanging neighbour ${result.ratios.hanging?.p99}, with a slow one ${result.ratios.slow?.p99}`);
+      report.isolation = result;
+    }
     if (!quick) {
       log('ceiling again, to see the drift within this run');
       const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
@@ -180,6 +202,7 @@ function targets(report: Record<string, unknown>): Record<string, unknown> {
     const duplicates = [...runs, ...slowRuns].reduce((sum, run) => sum + run.duplicates, 0);
     result.scaleOutZeroDuplicates = { duplicates, met: duplicates === 0 };
   }
+  Object.assign(result, get<Record<string, unknown>>('isolation.targets') ?? {});
   return result;
 }
 

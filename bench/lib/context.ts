@@ -12,6 +12,19 @@ export interface BenchSize {
   readonly latencySeconds: number;
   readonly backlog: number;
   readonly scaleOut: readonly number[];
+  readonly isolation: IsolationSize;
+}
+
+/** Sizes of the isolation scenario (issue 11). */
+export interface IsolationSize {
+  /** Healthy users; each gets one event per second. */
+  readonly users: number;
+  /** Length of the healthy load. */
+  readonly seconds: number;
+  /** Events queued for the neighbour just before the healthy load. */
+  readonly neighbourEvents: number;
+  /** After the load, how long stragglers may take before they count as undelivered. */
+  readonly stragglerWaitSeconds: number;
 }
 
 export interface BenchContext {

@@ -1,6 +1,7 @@
 // The webhook receiver, in its own process so that its CPU (TLS, HMAC checks) is not the service's.
 // HTTPS on several loopback addresses (one origin each), counts requests by X-Service-Event-Id,
-// verifies every signature and answers 200, or a mix of faults when told to.
+// verifies every signature and answers 200, or a mix of faults when told to. Neighbours (chosen users)
+// get an endpoint of their own that hangs or answers slowly, counted apart from everyone else.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -9,7 +10,7 @@ import { generateTestCertificate } from '../../src/testing/test-certificate';
 import { wallMs } from './clock';
 import { serveIpc } from './ipc';
 import { library } from './library';
-import type { FaultRates, ReceiverStats, ReceivedAttempt, ReceiverStart } from './receiver-types';
+import type { Arrival, FaultRates, NeighbourBehaviour, NeighbourStats, ReceiverStats, ReceivedAttempt, ReceiverStart } from './receiver-types';
 
 const { verifyWebhookSignature } = library();
 const HANG_MS = 6500;
@@ -20,6 +21,11 @@ let keepAttempts = false;
 /** Delay before each 200, like a receiver doing real work; 0 answers at once. */
 let okDelayMs = 0;
 let state = freshState();
+/** Users whose endpoint hangs or answers slowly, by user id (the `<userId>` of `/hook/<userId>/<type>`). */
+let neighbours = new Map<string, NeighbourBehaviour>();
+let neighbourState = freshNeighbourState();
+/** Neighbour requests held open (never answered, or not yet). */
+const openNeighbourRequests = new Set<ServerResponse>();
 const servers: Server[] = [];
 // Raw TCP sockets by client port: a TLSSocket cannot send a TCP reset itself, its underlying socket can.
 const rawSockets = new Map<number, Socket>();
@@ -37,8 +43,14 @@ function freshState() {
     firstAt: 0,
     lastOkAt: 0,
     latencies: [] as number[],
+    /** First arrival of each event id that carried `payload.t`, whatever its attempt number. */
+    arrivals: [] as Arrival[],
     answered: { ok: 0, error500: 0, hang: 0, reset: 0, redirect302: 0 },
   };
+}
+
+function freshNeighbourState() {
+  return { requests: 0, answeredOk: 0, abandonedByClient: 0, badSignatures: 0, events: new Set<string>(), byAttemptNumber: {} as Record<number, number> };
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -47,13 +59,15 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
   req.on('end', () => {
     const now = wallMs();
     const rawBody = Buffer.concat(chunks);
-    state.requests++;
-    if (state.firstAt === 0) state.firstAt = now;
     const [, , userId, type] = (req.url ?? '').split('/');
     const secret = secrets.get(`${userId}/${type}`);
     const timestamp = req.headers['x-service-timestamp'] as string | undefined;
     const signature = req.headers['x-service-signature'] as string | undefined;
     const valid = secret !== undefined && verifyWebhookSignature({ secret, timestamp, signature, rawBody, toleranceSeconds: 300 });
+    const neighbour = neighbours.get(userId);
+    if (neighbour) return handleNeighbour(neighbour, valid, req, res);
+    state.requests++;
+    if (state.firstAt === 0) state.firstAt = now;
     if (!valid) {
       state.badSignatures++;
       if (state.badSignatureSamples.length < 5) state.badSignatureSamples.push(`${req.url} ts=${timestamp} sig=${signature?.slice(0, 12)}…`);
@@ -65,6 +79,7 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     state.byEvent.set(eventId, seen + 1);
     const body = JSON.parse(rawBody.toString('utf8')) as { payload?: { t?: number; seq?: number } };
     if (attempt === 1 && typeof body.payload?.t === 'number') state.latencies.push(now - body.payload.t);
+    if (seen === 0 && typeof body.payload?.t === 'number') state.arrivals.push([now - body.payload.t, Number(userId), now, body.payload.seq ?? -1]);
     const behaviour = chooseBehaviour();
     if (keepAttempts) {
       const list = state.attempts.get(eventId) ?? [];
@@ -73,6 +88,35 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     }
     answer(behaviour, req, res);
   });
+}
+
+/** A neighbour's endpoint: `hang` never answers (the client gives up), `slow` answers 200 after its delay. */
+function handleNeighbour(neighbour: NeighbourBehaviour, valid: boolean, req: IncomingMessage, res: ServerResponse): void {
+  const counts = neighbourState;
+  counts.requests++;
+  if (!valid) counts.badSignatures++;
+  counts.events.add((req.headers['x-service-event-id'] as string | undefined) ?? '');
+  const attempt = Number(req.headers['x-service-attempt'] ?? 1);
+  counts.byAttemptNumber[attempt] = (counts.byAttemptNumber[attempt] ?? 0) + 1;
+  openNeighbourRequests.add(res);
+  let answered = false;
+  res.on('close', () => {
+    openNeighbourRequests.delete(res);
+    if (!answered && counts === neighbourState) counts.abandonedByClient++;
+  });
+  if (neighbour.behaviour === 'hang') return;
+  setTimeout(() => {
+    if (res.destroyed) return;
+    answered = true;
+    if (counts === neighbourState) counts.answeredOk++;
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+    res.end('ok');
+  }, neighbour.delayMs ?? 0);
+}
+
+function dropNeighbourRequests(): void {
+  for (const res of openNeighbourRequests) res.socket?.destroy();
+  openNeighbourRequests.clear();
 }
 
 function answerOk(res: ServerResponse): void {
@@ -164,10 +208,25 @@ serveIpc({
     faults = options.faults ?? null;
     keepAttempts = options.keepAttempts ?? false;
   },
+  /** Neighbour endpoints by user id (replaces the previous set; drops any request a neighbour still holds open). */
+  setNeighbours: (entries: [string, NeighbourBehaviour][]) => {
+    dropNeighbourRequests();
+    neighbours = new Map(entries);
+    neighbourState = freshNeighbourState();
+  },
+  /** Resets the counts, the neighbours' included (their endpoints keep their behaviour). */
   reset: () => {
     state = freshState();
+    neighbourState = freshNeighbourState();
   },
   stats,
+  neighbourStats: (): NeighbourStats => {
+    const { events, ...counts } = neighbourState;
+    return { ...counts, uniqueEvents: events.size, open: openNeighbourRequests.size };
+  },
   latencies: () => state.latencies,
+  arrivals: () => state.arrivals,
+  /** How many events with `from` ≤ seq < `to` arrived. */
+  arrivalsBetween: (from: number, to: number) => state.arrivals.reduce((count, [, , , seq]) => (seq >= from && seq < to ? count + 1 : count), 0),
   attempts: () => [...state.attempts.entries()],
 });

@@ -32,3 +32,28 @@ export interface ReceiverStats {
   readonly lastOkAt: number;
   readonly answered: Record<ReceivedAttempt['behaviour'], number>;
 }
+
+/** How a neighbour's endpoint (one user's `/hook/<userId>/…` paths) answers: never, or 200 after `delayMs`. */
+export interface NeighbourBehaviour {
+  readonly behaviour: 'hang' | 'slow';
+  /** For `slow`: the delay before the 200. */
+  readonly delayMs?: number;
+}
+
+/** Requests to the neighbours' endpoints, kept apart from every other count of the receiver. */
+export interface NeighbourStats {
+  readonly requests: number;
+  readonly uniqueEvents: number;
+  /** Answered 200 (slow neighbour only). */
+  readonly answeredOk: number;
+  /** Requests the receiver holds open right now (a hanging endpoint never answers; the client gives up). */
+  readonly open: number;
+  /** Requests that the client closed before any answer. */
+  readonly abandonedByClient: number;
+  readonly badSignatures: number;
+  /** Requests by the `X-Service-Attempt` number they carried. */
+  readonly byAttemptNumber: Record<number, number>;
+}
+
+/** The first arrival of one event (any attempt number) that carried `payload.t`: [publish-to-arrival ms, userId, arrival wall time, seq]. */
+export type Arrival = [latencyMs: number, userId: number, at: number, seq: number];

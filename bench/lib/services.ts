@@ -63,6 +63,9 @@ export async function waitForHttp(base: string, exited: () => boolean, timeoutMs
   throw new Error(`service at ${base} did not answer within ${timeoutMs} ms`);
 }
 
+/** How long an IPC service may take to close gracefully before it is signalled. */
+const CLOSE_TIMEOUT_MS = 30_000;
+
 export interface IpcService {
   readonly ipc: IpcChild;
   readonly base: string;
@@ -83,7 +86,8 @@ export async function startIpcService(input: ServiceEnvInput, logDir: string, la
     ipc,
     base,
     async stop() {
-      if (!exited) await ipc.call('close').catch(() => undefined);
+      // Bounded: a service stuck on a backlog (or on attempts a receiver never answers) is then killed.
+      if (!exited) await Promise.race([ipc.call('close').catch(() => undefined), sleep(CLOSE_TIMEOUT_MS)]);
       await ipc.stop();
     },
   };

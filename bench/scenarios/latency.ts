@@ -9,7 +9,7 @@ import { benchEvent, enableWebhooks, waitForEvents } from '../lib/workload';
 /** Seconds at the same rate before the measured window: the service has just booted (cold JIT, empty connection pool). */
 const WARMUP_SECONDS = 3;
 
-interface Percentiles {
+export interface Percentiles {
   readonly p50: number;
   readonly p95: number;
   readonly p99: number;
@@ -84,7 +84,7 @@ async function publishSteadily(service: IpcChild, rate: number, users: number, f
   return (await Promise.all(calls)).map((call) => call.committedMs);
 }
 
-function percentiles(values: readonly number[]): Percentiles {
+export function percentiles(values: readonly number[]): Percentiles {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (p: number) => round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]);
   const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
