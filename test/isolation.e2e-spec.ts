@@ -114,16 +114,16 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
         Array.from({ length: count }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
       await outbox.enqueue([...due(1, 30), ...due(2, 2), ...due(3, 1)], () => 'due', engine.lease());
 
-      const first = await outbox.claimDue(10, engine.lease(), { perUser: 4, excludeUsers: [] });
+      const first = await outbox.claimDue(10, engine.lease(), { perUser: 4, heldByUser: new Map([[1, 1]]) });
       const users = first.claims.map((claim) => claim.userId).sort();
-      expect(users).toEqual([1, 1, 1, 1, 2, 2, 3]);
-      expect(first.exhausted).toBe(false); // user 1's other 26 are still due
+      expect(users).toEqual([1, 1, 1, 2, 2, 3]); // user 1 held 1 already: 3 more fit its 4
+      expect(first.exhausted).toBe(false); // user 1's other 27 are still due
 
-      const second = await outbox.claimDue(10, engine.lease(), { perUser: 4, excludeUsers: [1] });
-      expect(second).toEqual({ claims: [], exhausted: true });
+      const second = await outbox.claimDue(10, engine.lease(), { perUser: 4, heldByUser: new Map([[1, 4]]) });
+      expect(second).toEqual({ claims: [], exhausted: true, excluded: [1] });
 
-      const third = await outbox.claimDue(100, engine.lease(), { perUser: 100, excludeUsers: [] });
-      expect(third.claims).toHaveLength(26);
+      const third = await outbox.claimDue(100, engine.lease(), { perUser: 100, heldByUser: new Map() });
+      expect(third.claims).toHaveLength(27);
       expect(third.exhausted).toBe(true);
     });
   });

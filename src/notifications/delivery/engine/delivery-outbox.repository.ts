@@ -35,16 +35,18 @@ export type Placement = 'lease' | 'due' | { readonly parkUntil: number; readonly
 
 /** How a claim shares its batch between users. */
 export interface ClaimFairness {
-  /** At most this many deliveries of one user per claim. */
+  /** At most this many deliveries of one user held at once, the claim's included. */
   readonly perUser: number;
-  /** Users left out of this claim (their endpoints hold their whole share in this instance). */
-  readonly excludeUsers: readonly number[];
+  /** What this instance already holds per user: a user holding `perUser` is left out of the claim. */
+  readonly heldByUser: ReadonlyMap<number, number>;
 }
 
 export interface Claimed {
   readonly claims: ClaimedDelivery[];
   /** True when the claim took every due delivery it found (of the users not excluded): nothing is left to claim now. */
   readonly exhausted: boolean;
+  /** Users left out because they held their share: their due deliveries wait for a later claim. */
+  readonly excluded: readonly number[];
 }
 
 /** Deliveries waiting for a worker, held by one, and given up on. */
@@ -126,19 +128,20 @@ export class DeliveryOutboxRepository {
   }
 
   /**
-   * Leases up to `limit` due deliveries whose lease is free or expired, oldest first, at most `fairness.perUser` of
-   * one user, none of `fairness.excludeUsers`. It looks at no more than a few batches' worth of due rows, so one
-   * user's large backlog costs a bounded scan and never fills the batch.
+   * Leases up to `limit` due deliveries whose lease is free or expired, oldest first, topping each user up to
+   * `fairness.perUser` held. It looks at no more than a few batches' worth of due rows, so one user's large backlog
+   * costs a bounded scan and never fills the batch.
    */
-  async claimDue(limit: number, lease: Lease, fairness: ClaimFairness = { perUser: limit, excludeUsers: [] }): Promise<Claimed> {
+  async claimDue(limit: number, lease: Lease, fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() }): Promise<Claimed> {
+    const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     let exhausted = true;
     const claimed = await shortTransaction(this.dataSource, async (manager) => {
       const candidates = this.due(manager, lease.now).select('d.id', 'id').addSelect('d.userId', 'userId').orderBy('d.nextAttemptAt', 'ASC').limit(scanLimit);
-      if (fairness.excludeUsers.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded: fairness.excludeUsers });
+      if (excluded.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded });
       if (isMySql(this.dataSource)) candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const rows = await candidates.getRawMany<{ id: number | string; userId: number | string }>();
-      const ids = fairShare(rows, limit, fairness.perUser);
+      const ids = fairShare(rows, limit, (userId) => fairness.perUser - (fairness.heldByUser.get(userId) ?? 0));
       // Rows left for a later claim: scanned to the limit, or passed over because their user had their share.
       exhausted = rows.length < scanLimit && ids.length === rows.length;
       if (ids.length === 0) return 0;
@@ -152,7 +155,7 @@ export class DeliveryOutboxRepository {
         .execute();
       return result.affected ?? ids.length;
     });
-    return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted };
+    return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
   }
 
   /**
@@ -422,14 +425,14 @@ function byToken(claims: readonly ClaimedDelivery[]): [string, number[]][] {
   return groups;
 }
 
-/** The first `limit` ids in order, taking at most `perUser` of any one user. */
-function fairShare(rows: readonly { id: number | string; userId: number | string }[], limit: number, perUser: number): number[] {
+/** The first `limit` ids in order, taking at most `quota(user)` of any one user. */
+function fairShare(rows: readonly { id: number | string; userId: number | string }[], limit: number, quota: (userId: number) => number): number[] {
   const taken = new Map<number, number>();
   const ids: number[] = [];
   for (const row of rows) {
     const userId = Number(row.userId);
     const count = taken.get(userId) ?? 0;
-    if (count >= perUser) continue;
+    if (count >= quota(userId)) continue;
     taken.set(userId, count + 1);
     ids.push(Number(row.id));
     if (ids.length === limit) break;

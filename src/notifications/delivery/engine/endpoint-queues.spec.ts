@@ -64,7 +64,7 @@ describe('EndpointQueues', () => {
     expect(queues.admission(key, T, 8)).toBe('outbox');
     for (let i = 0; i < 8; i++) queues.push(attempt(1));
     expect(queues.admission(key, T)).toBe('outbox');
-    expect(queues.saturatedUsers()).toEqual([1]);
+    expect(queues.heldByUser()).toEqual(new Map([[1, 8]]));
     expect(queues.admission(attempt(2).endpoint, T)).toBe('hold');
   });
 

@@ -164,11 +164,11 @@ export class EndpointQueues<T extends QueuedAttempt> {
     return taken;
   }
 
-  /** Users with an endpoint holding its whole share: the outbox leaves their deliveries out of claims for now. */
-  saturatedUsers(): number[] {
-    const users = new Set<number>();
-    for (const endpoint of this.endpoints.values()) if (endpoint.held >= this.limits.heldPerEndpoint) users.add(endpoint.userId);
-    return [...users];
+  /** Attempts held (queued or in flight) per user, over all their endpoints. */
+  heldByUser(): Map<number, number> {
+    const held = new Map<number, number>();
+    for (const endpoint of this.endpoints.values()) held.set(endpoint.userId, (held.get(endpoint.userId) ?? 0) + endpoint.held);
+    return held;
   }
 
   /** Endpoints whose circuit is open or half-open in this instance. */

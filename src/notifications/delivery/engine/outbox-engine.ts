@@ -178,13 +178,12 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
         this.backlog = true;
         break;
       }
-      const excludeUsers = this.queues.saturatedUsers();
-      const fairness = { perUser: this.settings.perEndpointConcurrency * HELD_PER_SLOT, excludeUsers };
-      const { claims, exhausted } = await this.outbox.claimDue(room, this.lease(), fairness);
+      const fairness = { perUser: this.settings.perEndpointConcurrency * HELD_PER_SLOT, heldByUser: this.queues.heldByUser() };
+      const { claims, exhausted, excluded } = await this.outbox.claimDue(room, this.lease(), fairness);
       claimed += claims.length;
       await this.admit(claims);
       if (exhausted) {
-        this.leftOut = new Set(excludeUsers);
+        this.leftOut = new Set(excluded);
         break;
       }
     }
@@ -236,9 +235,11 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   /** One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). */
   private async attempt(job: Job): Promise<void> {
     const { claim, target } = job;
+    let slotFreed = false;
     try {
       if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
         // It waited too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
+        slotFreed = true;
         this.queues.dropped(job);
         await this.outbox.release([claim]);
         this.noteBacklog();
@@ -248,10 +249,12 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       const attemptNumber = claim.attemptCount + 1;
       const result = await this.send(claim, target, attemptNumber, startedAt);
       const endedAt = this.clock.now();
+      slotFreed = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) void this.track(this.circuitOpened(opened));
       await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
     } catch (error) {
+      if (!slotFreed) this.queues.dropped(job);
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
     } finally {
       if (this.leftOut.delete(job.userId)) this.backlog = true;
