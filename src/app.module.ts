@@ -38,6 +38,7 @@ export class AppModule {
             retention: config.retention,
             autoDisableAfterFailures: config.webhookAutoDisableAfter,
             delivery: config.delivery,
+            publishTimeoutMs: config.publishTimeoutMs,
             metricsRegistry: serviceMetricsRegistry(),
             ...moduleOverrides,
           }),

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Publish one event, or up to 1000 as {events: [...]}
-         * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured.
+         * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured. 202 means every event is durably queued. 503 with `Retry-After` means nothing was acknowledged (the database is down, or did not commit within the publish deadline, 5 s by default): send the same request again later. A write that still commits after a 503 is delivered too, so a retry may deliver an event twice (at least once).
          */
         post: operations["InternalEventsController_publish"];
         delete?: never;
@@ -511,6 +511,15 @@ export interface operations {
             };
             /** @description Unexpected error; the body never holds internals, the server logs the details. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Not acknowledged: the database is unavailable or did not commit in time; retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

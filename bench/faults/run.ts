@@ -1,20 +1,22 @@
 // `npm run test:faults`: crash safety of issue 4 on MariaDB, against `node dist/main.js` instances with the
 // real minute scheduler (retries and lease recovery happen at the next minute boundary, so each scenario
 // lasts one to two scheduler periods; the three run side by side on their own databases and receivers),
-// then the noisy neighbour of issue 11 alone (it measures latency, so it does not share the machine with them).
-// `--only=kill-instance,kill-connections,receiver-faults,noisy-neighbour` runs a subset.
+// then the noisy neighbour and the hung database of issue 11, each alone (they measure latency and answer
+// times, so they do not share the machine with the others).
+// `--only=kill-instance,kill-connections,receiver-faults,noisy-neighbour,hung-database` runs a subset.
 // Prints one JSON document, writes bench/results/faults-latest.json, exits 1 on any problem.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_MYSQL_URL, databaseServer } from '../lib/databases';
 import { RESULTS_DIR } from '../lib/paths';
+import { hungDatabase } from './hung-database';
 import { killConnections } from './kill-connections';
 import { killInstance } from './kill-instance';
 import { noisyNeighbour } from './noisy-neighbour';
 import { receiverFaults } from './receiver-faults';
 
 const LEASE_MS = 20_000;
-const SCENARIOS = ['kill-instance', 'kill-connections', 'receiver-faults', 'noisy-neighbour'] as const;
+const SCENARIOS = ['kill-instance', 'kill-connections', 'receiver-faults', 'noisy-neighbour', 'hung-database'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 async function main(): Promise<void> {
@@ -34,7 +36,10 @@ async function main(): Promise<void> {
     when('receiver-faults', () => receiverFaults(server, { users: 200, events: Math.round(events / 3) })),
   ]);
   const neighbour = await when('noisy-neighbour', () => noisyNeighbour(server, { users: 50, seconds: 20, neighbourEvents: 1000 }));
-  const scenarios = { killInstance: killed, killConnections: connections, receiverFaults: receiver, noisyNeighbour: neighbour };
+  const hung = await when('hung-database', () =>
+    hungDatabase(server, { users: 200, beforeMs: 5000, hangMs: 15_000, afterMs: 10_000, publishers: 4, batchSize: 10, intervalMs: 100, leaseMs: LEASE_MS }),
+  );
+  const scenarios = { killInstance: killed, killConnections: connections, receiverFaults: receiver, noisyNeighbour: neighbour, hungDatabase: hung };
   const problems = Object.entries(scenarios).flatMap(([name, result]) => (result ? result.problems.map((problem) => `${name}: ${problem}`) : []));
   const report = { startedAt: new Date(startedAt).toISOString(), durationS: Math.round((Date.now() - startedAt) / 1000), leaseMs: LEASE_MS, scenarios, passed: problems.length === 0, problems };
   const json = JSON.stringify(report, null, 2);

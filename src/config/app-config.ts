@@ -58,6 +58,26 @@ export class EnvironmentVariables {
   DATABASE_URL?: string;
 
   @IsOptional()
+  @WholeNumber(100, 60_000)
+  DB_CONNECT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @WholeNumber(0, 3_600_000)
+  DB_QUERY_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @WholeNumber(1, 1000)
+  DB_POOL_SIZE?: number;
+
+  @IsOptional()
+  @WholeNumber(0, 1_000_000)
+  DB_POOL_QUEUE_LIMIT?: number;
+
+  @IsOptional()
+  @WholeNumber(100, 60_000)
+  PUBLISH_TIMEOUT_MS?: number;
+
+  @IsOptional()
   @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
 

@@ -34,6 +34,11 @@ describe('loadAppConfig', () => {
     [{ DELIVERY_CIRCUIT_FAILURES: '-1' }, 'DELIVERY_CIRCUIT_FAILURES'],
     [{ DELIVERY_CIRCUIT_COOL_DOWN_MS: '10' }, 'DELIVERY_CIRCUIT_COOL_DOWN_MS'],
     [{ DELIVERY_TIMEOUT_MS: '50' }, 'DELIVERY_TIMEOUT_MS'],
+    [{ DB_CONNECT_TIMEOUT_MS: '10' }, 'DB_CONNECT_TIMEOUT_MS must be an integer from 100 to 60000'],
+    [{ DB_QUERY_TIMEOUT_MS: '-1' }, 'DB_QUERY_TIMEOUT_MS'],
+    [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
+    [{ DB_POOL_QUEUE_LIMIT: 'lots' }, 'DB_POOL_QUEUE_LIMIT'],
+    [{ PUBLISH_TIMEOUT_MS: '70000' }, 'PUBLISH_TIMEOUT_MS must be an integer from 100 to 60000'],
     [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS (4000) must exceed DELIVERY_TIMEOUT_MS (5000) by more than 1000 ms'],
     [{ DELIVERY_TIMEOUT_MS: '60000' }, 'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 1000 ms'],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
@@ -52,8 +57,27 @@ describe('loadAppConfig', () => {
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
     });
     expect(config.port).toBe(8080);
-    expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications' });
+    expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('reads the database timeouts, pool limits and publish deadline', () => {
+    const config = loadAppConfig({
+      DB_TYPE: 'mysql',
+      DB_PATH: join(dataDir(), 'db.sqlite'),
+      DATABASE_URL: 'mysql://app:pw@db:3306/notifications',
+      DB_CONNECT_TIMEOUT_MS: '2000',
+      DB_QUERY_TIMEOUT_MS: '0',
+      DB_POOL_SIZE: '20',
+      DB_POOL_QUEUE_LIMIT: '50',
+      PUBLISH_TIMEOUT_MS: '3000',
+    });
+    expect(config.database).toEqual({
+      type: 'mysql',
+      url: 'mysql://app:pw@db:3306/notifications',
+      tuning: { connectTimeoutMs: 2000, queryTimeoutMs: 0, poolSize: 20, poolQueueLimit: 50 },
+    });
+    expect(config.publishTimeoutMs).toBe(3000);
   });
 
   it('reads the delivery tuning, leaving what is unset to the module defaults', () => {

@@ -7,7 +7,21 @@ import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-op
 import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './app-config';
 import { parseCorsOrigins } from './cors-origins';
 
-export type DatabaseConfig = { readonly type: DbType.sqlite; readonly path: string } | { readonly type: DbType.mysql; readonly url: string };
+/** Timeouts and pool limits of MySQL/MariaDB (DB_* variables); absent fields take the defaults of `databaseOptions`. */
+export interface MysqlTuning {
+  /** TCP connect and handshake of one connection, in ms. */
+  readonly connectTimeoutMs?: number;
+  /** Each query, in ms; 0: none. A timed-out connection is closed, not reused. */
+  readonly queryTimeoutMs?: number;
+  /** Connections in the pool. */
+  readonly poolSize?: number;
+  /** Calls that may wait for a pooled connection; beyond it they fail at once. 0: unbounded. */
+  readonly poolQueueLimit?: number;
+}
+
+export type DatabaseConfig =
+  | { readonly type: DbType.sqlite; readonly path: string }
+  | { readonly type: DbType.mysql; readonly url: string; readonly tuning?: MysqlTuning };
 
 /** The standalone service's configuration, read once at start. */
 export interface AppConfig {
@@ -36,13 +50,24 @@ export interface AppConfig {
   readonly webhookAutoDisableAfter?: number;
   /** Delivery tuning from DELIVERY_* (module defaults for what is absent). */
   readonly delivery?: DeliveryTuning;
+  /** How long the publish endpoint waits for its events to be queued before answering 503 (module default when absent). */
+  readonly publishTimeoutMs?: number;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const variables = validateEnvironment(env);
   const database: DatabaseConfig =
     variables.DB_TYPE === DbType.mysql
-      ? { type: DbType.mysql, url: variables.DATABASE_URL! }
+      ? {
+          type: DbType.mysql,
+          url: variables.DATABASE_URL!,
+          tuning: {
+            connectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
+            queryTimeoutMs: variables.DB_QUERY_TIMEOUT_MS,
+            poolSize: variables.DB_POOL_SIZE,
+            poolQueueLimit: variables.DB_POOL_QUEUE_LIMIT,
+          },
+        }
       : { type: DbType.sqlite, path: variables.DB_PATH };
   const devDir = resolve(dirname(variables.DB_PATH));
   return {
@@ -77,6 +102,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       leaseMs: variables.DELIVERY_LEASE_MS,
       timeoutMs: variables.DELIVERY_TIMEOUT_MS,
     },
+    publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
   };
 }
 

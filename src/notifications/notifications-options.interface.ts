@@ -65,6 +65,13 @@ export interface NotificationsModuleOptions {
   readonly autoDisableAfterFailures?: number;
   /** How long finished deliveries are kept; a daily job deletes older ones. */
   readonly retention?: RetentionOptions;
+  /**
+   * How long `POST /api/v1/internal/notifications/events` waits for its events to be queued (committed)
+   * before it answers 503 with `Retry-After` (default 5000 ms), so a database that hangs fails publishers
+   * fast instead of holding them. A 503 acknowledges nothing; a commit that still completes after it is
+   * delivered anyway (at least once). Calls to `WebhookPublisher` from the host's own code have no deadline.
+   */
+  readonly publishTimeoutMs?: number;
 }
 
 /** Ages are counted from a delivery's last update (its final attempt or cancellation). */

@@ -2,7 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { FieldError } from './api-errors';
+import { isDatabaseUnavailable } from './database-errors';
 import type { ErrorResponseDto } from './error-response.dto';
+import { RetryLaterException } from './retry-later.exception';
 
 function toBody(status: number, response: unknown): ErrorResponseDto {
   const error = STATUS_CODES[status] ?? 'Error';
@@ -20,7 +22,17 @@ function bodyParserMessage(exception: HttpException): string | undefined {
   return undefined;
 }
 
-/** Maps every error to the one documented error shape; unknown errors become a bare 500 with a logged stack. */
+/** The driver's code and message, for the log (a database error never reaches the client). */
+function describeDatabaseError(error: unknown): string {
+  const driver = (error as { driverError?: unknown }).driverError ?? error;
+  const { code, message } = (driver ?? {}) as { code?: unknown; message?: unknown };
+  return [code, message].filter((part) => typeof part === 'string' && part !== '').join(': ') || String(error);
+}
+
+/**
+ * Maps every error to the one documented error shape: a database that is down, hangs or is busy becomes
+ * 503 with `Retry-After` (logged at warn, without a stack); unknown errors become a bare 500 with a logged stack.
+ */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Notifications');
@@ -28,12 +40,17 @@ export class ApiExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
     const response = http.getResponse<Response>();
+    const request = http.getRequest<Request>();
+    if (!(exception instanceof HttpException) && isDatabaseUnavailable(exception)) {
+      this.logger.warn(`Database unavailable on ${request.method} ${request.path}: ${describeDatabaseError(exception)}; answered 503`);
+      exception = RetryLaterException.databaseUnavailable();
+    }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
+      if (exception instanceof RetryLaterException) response.setHeader('Retry-After', String(exception.retryAfterSeconds));
       response.status(status).json(toBody(status, bodyParserMessage(exception) ?? exception.getResponse()));
       return;
     }
-    const request = http.getRequest<Request>();
     this.logger.error(`Unhandled error on ${request.method} ${request.path}`, exception instanceof Error ? exception.stack : String(exception));
     response.status(HttpStatus.INTERNAL_SERVER_ERROR).json(toBody(500, 'Internal server error'));
   }
