@@ -345,25 +345,21 @@ export class DeliveryOutboxRepository {
       .andWhere(new Brackets((free) => free.where('d.lockedUntil IS NULL').orWhere('d.lockedUntil < :now', { now })));
   }
 
-  /** The deliveries leased with `lease` (just now), with their bodies. */
+  /** The deliveries leased with `lease` (just now), with their bodies. Plain SQL: on the hot path of every claim. */
   private async claimedBy(lease: Lease): Promise<ClaimedDelivery[]> {
-    const rows = await this.dataSource
-      .createQueryBuilder(WebhookDelivery, 'd')
-      .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId')
-      .select('d.id', 'id')
-      .addSelect('d.eventId', 'eventId')
-      .addSelect('d.userId', 'userId')
-      .addSelect('d.type', 'type')
-      .addSelect('d.attemptCount', 'attemptCount')
-      .addSelect('e.body', 'body')
-      .where('d.lockedBy = :token', { token: lease.token })
-      .orderBy('d.id', 'ASC')
-      .getRawMany<Omit<ClaimedDelivery, 'lockToken' | 'lockedUntil'>>();
+    const rows: { id: number | string; event_id: string; user_id: number | string; type: EventType; attempt_count: number | string; body: string }[] =
+      await this.dataSource.query(
+        'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body FROM webhook_deliveries d ' +
+          'INNER JOIN webhook_events e ON e.id = d.event_id WHERE d.locked_by = ? ORDER BY d.id',
+        [lease.token],
+      );
     return rows.map((row) => ({
-      ...row,
       id: Number(row.id),
-      userId: Number(row.userId),
-      attemptCount: Number(row.attemptCount),
+      eventId: row.event_id,
+      userId: Number(row.user_id),
+      type: row.type,
+      attemptCount: Number(row.attempt_count),
+      body: row.body,
       lockedUntil: lease.until,
       lockToken: lease.token,
     }));

@@ -53,6 +53,8 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private backlog = false;
   /** Users the last claim left out because they held their share: when one of their attempts ends, claim again. */
   private leftOut = new Set<number>();
+  /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
+  private attemptMs: number;
   private stopping = false;
 
   constructor(
@@ -67,10 +69,11 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     this.queues = new EndpointQueues<Job>({
       concurrency,
       perEndpoint: perEndpointConcurrency,
-      heldPerEndpoint: perEndpointConcurrency * HELD_PER_SLOT,
+      heldPerEndpoint: perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT,
       held: concurrency * HELD_PER_SLOT,
       circuitBreaker,
     });
+    this.attemptMs = settings.timeoutMs;
     this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), { maxGroupSize: settings.batchSize });
   }
 
@@ -153,7 +156,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private placements(events: readonly NewEvent[], targets: Targets, now: number): Map<string, Placement> {
     const placements = new Map<string, Placement>();
     const adding = new Map<EndpointKey, number>();
-    let room = this.stopping ? 0 : this.queues.room;
+    let room = this.room();
     for (const event of events) {
       const endpoint = endpointKeyOf(event.userId, targets.get(webhookKey(event.userId, event.type))!.url);
       const admission = this.queues.admission(endpoint, now, adding.get(endpoint) ?? 0);
@@ -173,12 +176,12 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private async claimWhileRoom(): Promise<number> {
     let claimed = 0;
     while (!this.stopping) {
-      const room = Math.min(this.settings.batchSize, this.queues.room);
+      const room = Math.min(this.settings.batchSize, this.room());
       if (room === 0) {
         this.backlog = true;
         break;
       }
-      const fairness = { perUser: this.settings.perEndpointConcurrency * HELD_PER_SLOT, heldByUser: this.queues.heldByUser() };
+      const fairness = { perUser: this.settings.perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT, heldByUser: this.queues.heldByUser() };
       const { claims, exhausted, excluded } = await this.outbox.claimDue(room, this.lease(), fairness);
       claimed += claims.length;
       await this.admit(claims);
@@ -250,6 +253,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       const result = await this.send(claim, target, attemptNumber, startedAt);
       const endedAt = this.clock.now();
       slotFreed = true;
+      this.attemptMs += (result.durationMs - this.attemptMs) * ATTEMPT_MS_WEIGHT;
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) void this.track(this.circuitOpened(opened));
       await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
@@ -305,9 +309,24 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     this.drainIfBacklog();
   }
 
-  /** Claims the outbox's due work once half of this instance's room is free again, instead of waiting for the next scheduler run. */
+  /**
+   * How many deliveries this instance holds at most now: its memory bound, and no more than its slots can start
+   * before a lease taken now would end, at the recent attempt duration.
+   */
+  private capacity(): number {
+    const { concurrency, leaseMs, timeoutMs } = this.settings;
+    const startable = Math.floor((concurrency * (leaseMs - timeoutMs - LEASE_MARGIN_MS)) / Math.max(this.attemptMs, 1));
+    return Math.max(1, Math.min(this.queues.capacity, startable));
+  }
+
+  /** How many more deliveries this instance takes now. */
+  private room(): number {
+    return this.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held);
+  }
+
+  /** Claims the outbox's due work once a batch (or half the capacity) fits again, instead of waiting for the next scheduler run. */
   private drainIfBacklog(): void {
-    if (this.backlog && !this.stopping && this.draining === null && this.queues.room * 2 >= this.queues.capacity) {
+    if (this.backlog && !this.stopping && this.draining === null && this.room() >= Math.min(this.settings.batchSize, this.capacity() / 2)) {
       this.backlog = false;
       void this.drain();
     }
@@ -320,5 +339,9 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   }
 }
 
-/** Deliveries an instance holds in memory per slot (queued or in flight): enough to keep slots busy, few enough to start well within a lease. */
-const HELD_PER_SLOT = 4;
+/** Deliveries an instance holds in memory per slot (queued or in flight): enough to ride out bursts without claims. */
+const HELD_PER_SLOT = 64;
+/** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
+const HELD_PER_ENDPOINT_SLOT = 4;
+/** Weight of the latest attempt in the moving average of attempt durations. */
+const ATTEMPT_MS_WEIGHT = 0.05;
