@@ -32,7 +32,14 @@ const FULL: BenchSize = {
   scaleOut: [1, 2, 3],
   isolation: { users: 200, seconds: 60, neighbourEvents: 2000, stragglerWaitSeconds: 30 },
 };
-const QUICK: BenchSize = { ...FULL, users: 500, events: 4000, latencySeconds: 10, backlog: 10_000, isolation: { ...FULL.isolation, seconds: 20 } };
+const QUICK: BenchSize = {
+  ...FULL,
+  users: 500,
+  events: 4000,
+  latencySeconds: 10,
+  backlog: 10_000,
+  isolation: { ...FULL.isolation, seconds: 20 },
+};
 /** Receiver origins (127.0.0.1…N): users' endpoints are spread over several origins, as real users' are. */
 const ORIGINS = 8;
 
@@ -40,7 +47,10 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 
 function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; only: Set<Scenario> } {
   const quick = argv.includes('--quick');
-  const only = argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',') ?? [...SCENARIOS];
+  const only = argv
+    .find((arg) => arg.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',') ?? [...SCENARIOS];
   const unknown = only.filter((name) => !SCENARIOS.includes(name as Scenario));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
   const number = (name: string) => {
@@ -54,7 +64,13 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     seconds: number('isolation-seconds') ?? base.isolation.seconds,
     neighbourEvents: number('isolation-neighbour-events') ?? base.isolation.neighbourEvents,
   };
-  const size = { ...base, events: number('events') ?? base.events, users: number('users') ?? base.users, backlog: number('backlog') ?? base.backlog, isolation };
+  const size = {
+    ...base,
+    events: number('events') ?? base.events,
+    users: number('users') ?? base.users,
+    backlog: number('backlog') ?? base.backlog,
+    isolation,
+  };
   return { size, quick, only: new Set(only as Scenario[]) };
 }
 
@@ -143,7 +159,9 @@ async function main(): Promise<void> {
           for (const processes of [1, 2]) {
             log(`scale-out, receiver answering after ${SLOW_RECEIVER_MS} ms: ${size.events} events over ${processes} × node dist/main.js`);
             const run = await throughputViaHttp(context, processes);
-            log(`scale-out ${processes} (slow receiver): ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates; CPU ${JSON.stringify(run.cpu)}`);
+            log(
+              `scale-out ${processes} (slow receiver): ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates; CPU ${JSON.stringify(run.cpu)}`,
+            );
             slowRuns.push(run);
           }
         } finally {
@@ -154,7 +172,9 @@ async function main(): Promise<void> {
     }
     if (only.has('isolation')) {
       const result = await isolation(context, size.isolation);
-      log(`isolation: healthy p99 ratio with a hanging neighbour ${result.ratios.hanging?.p99}, with a slow one ${result.ratios.slow?.p99}`);
+      log(
+        `isolation: healthy p99 ratio with a hanging neighbour ${result.ratios.hanging?.p99}, with a slow one ${result.ratios.slow?.p99}`,
+      );
       report.isolation = result;
     }
     if (!quick) {
@@ -182,7 +202,8 @@ async function main(): Promise<void> {
 
 /** The targets of issue 4, held as ratios to the ceiling of this run. */
 function targets(report: Record<string, unknown>): Record<string, unknown> {
-  const get = <T>(path: string): T | undefined => path.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], report) as T | undefined;
+  const get = <T>(path: string): T | undefined =>
+    path.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], report) as T | undefined;
   const result: Record<string, unknown> = {};
   const throughput = get<number>('throughput.publisherApi.ratioToCeiling');
   if (throughput !== undefined) result.throughputAtLeastHalfOfCeiling = { ratio: throughput, met: throughput >= 0.5 };
@@ -194,10 +215,18 @@ function targets(report: Record<string, unknown>): Record<string, unknown> {
   if (peak !== undefined) result.backlogPeakRssAtMost300Mb = { peakMb: peak, met: peak <= 300 };
   const runs = get<ThroughputResult[]>('scaleOut.runs');
   if (runs && runs.length >= 2) {
-    result.scaleOutTwoBeatOne = { one: runs[0].deliveriesPerSecond, two: runs[1].deliveriesPerSecond, met: runs[1].deliveriesPerSecond > runs[0].deliveriesPerSecond };
+    result.scaleOutTwoBeatOne = {
+      one: runs[0].deliveriesPerSecond,
+      two: runs[1].deliveriesPerSecond,
+      met: runs[1].deliveriesPerSecond > runs[0].deliveriesPerSecond,
+    };
     const slowRuns = get<ThroughputResult[]>('scaleOut.slowReceiver.runs') ?? [];
     if (slowRuns.length >= 2) {
-      result.scaleOutTwoBeatOneWithSlowReceiver = { one: slowRuns[0].deliveriesPerSecond, two: slowRuns[1].deliveriesPerSecond, met: slowRuns[1].deliveriesPerSecond > slowRuns[0].deliveriesPerSecond };
+      result.scaleOutTwoBeatOneWithSlowReceiver = {
+        one: slowRuns[0].deliveriesPerSecond,
+        two: slowRuns[1].deliveriesPerSecond,
+        met: slowRuns[1].deliveriesPerSecond > slowRuns[0].deliveriesPerSecond,
+      };
     }
     const duplicates = [...runs, ...slowRuns].reduce((sum, run) => sum + run.duplicates, 0);
     result.scaleOutZeroDuplicates = { duplicates, met: duplicates === 0 };

@@ -19,7 +19,11 @@ export class AppModule {
    * `moduleOverrides` lets tests inject a resolver or an allow-list, `logDestination` capture the logs
    * (default stdout); the service itself passes neither.
    */
-  static forConfig(config: AppConfig, moduleOverrides: Partial<NotificationsModuleOptions> = {}, logDestination?: DestinationStream): DynamicModule {
+  static forConfig(
+    config: AppConfig,
+    moduleOverrides: Partial<NotificationsModuleOptions> = {},
+    logDestination?: DestinationStream,
+  ): DynamicModule {
     return {
       module: AppModule,
       imports: [

@@ -23,7 +23,11 @@ export function stableJson(value: unknown): string {
     Array.isArray(node)
       ? node.map(sort)
       : node && typeof node === 'object'
-        ? Object.fromEntries(Object.keys(node).sort().map((key) => [key, sort((node as Record<string, unknown>)[key])]))
+        ? Object.fromEntries(
+            Object.keys(node)
+              .sort()
+              .map((key) => [key, sort((node as Record<string, unknown>)[key])]),
+          )
         : node;
   return `${JSON.stringify(sort(value), null, 2)}\n`;
 }

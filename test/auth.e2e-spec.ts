@@ -23,12 +23,21 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
   describe('user tokens on the settings API', () => {
     it.each([
       ['alg none', `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: '1', exp: now() + 60 })}.`],
-      ['alg none with a copied signature', `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: '1' })}.${signed({ sub: '1' }).split('.')[2]}`],
+      [
+        'alg none with a copied signature',
+        `${base64url({ alg: 'none', typ: 'JWT' })}.${base64url({ sub: '1' })}.${signed({ sub: '1' }).split('.')[2]}`,
+      ],
       ['HS512 with the right key', signed({ sub: '1' }, TEST_JWT_SECRET, 'HS512')],
       ['a wrong key', signUserToken('another-secret-0123456789abcdef0123456789', 1)],
       ['an expired token', signUserToken(TEST_JWT_SECRET, 1, -10)],
       ['a token not valid yet (nbf)', signed({ sub: '1', nbf: now() + 3600 })],
-      ['a tampered payload', (() => { const [h, , s] = signUserToken(TEST_JWT_SECRET, 1).split('.'); return `${h}.${base64url({ sub: '2' })}.${s}`; })()],
+      [
+        'a tampered payload',
+        (() => {
+          const [h, , s] = signUserToken(TEST_JWT_SECRET, 1).split('.');
+          return `${h}.${base64url({ sub: '2' })}.${s}`;
+        })(),
+      ],
       ['a non-numeric sub', signed({ sub: 'alice' })],
       ['a negative sub', signed({ sub: '-1' })],
       ['a zero sub', signed({ sub: '0' })],
@@ -56,8 +65,16 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
     });
 
     it('accepts a valid token, with the scheme in any case, and a numeric sub', async () => {
-      await t.http().get(SETTINGS).set('Authorization', `bearer ${signUserToken(TEST_JWT_SECRET, 5)}`).expect(200);
-      await t.http().get(SETTINGS).set('Authorization', `Bearer ${signed({ sub: 2147483647 })}`).expect(200);
+      await t
+        .http()
+        .get(SETTINGS)
+        .set('Authorization', `bearer ${signUserToken(TEST_JWT_SECRET, 5)}`)
+        .expect(200);
+      await t
+        .http()
+        .get(SETTINGS)
+        .set('Authorization', `Bearer ${signed({ sub: 2147483647 })}`)
+        .expect(200);
     });
   });
 
@@ -72,7 +89,11 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
 
       const intruder = t.bearer(202);
       const theirs = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', intruder).expect(404);
-      const missing = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id + 1_000_000}`).set('Authorization', intruder).expect(404);
+      const missing = await t
+        .http()
+        .get(`${SETTINGS}/webhook-deliveries/${delivery.id + 1_000_000}`)
+        .set('Authorization', intruder)
+        .expect(404);
       expect(theirs.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Delivery ${delivery.id} not found` });
       expect(Object.keys(theirs.body)).toEqual(Object.keys(missing.body));
       await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', intruder).expect(404);
@@ -100,7 +121,12 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
     it('answers 404 while no internal token is configured', async () => {
       const closed = await startTestApp(kind, { rateLimits: false });
       try {
-        const response = await closed.http().post(INTERNAL_EVENTS_PATH).set('Authorization', `Bearer ${INTERNAL_API_TOKEN}`).send(event).expect(404);
+        const response = await closed
+          .http()
+          .post(INTERNAL_EVENTS_PATH)
+          .set('Authorization', `Bearer ${INTERNAL_API_TOKEN}`)
+          .send(event)
+          .expect(404);
         expect(response.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
       } finally {
         await closed.close();

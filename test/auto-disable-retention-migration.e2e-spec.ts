@@ -25,33 +25,49 @@ describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an e
   it('adds the columns and indexes without losing preferences, secrets, deliveries or attempts, and reverts cleanly', async () => {
     const before = await connect(NOTIFICATIONS_MIGRATIONS.slice(0, 2));
     await before.runMigrations();
-    await before.query("INSERT INTO notification_preferences (user_id, type, channel, enabled, webhook_url) VALUES (5, 'RATE_SPIKE', 'WEBHOOK', 1, 'https://hooks.example.com/a')");
+    await before.query(
+      "INSERT INTO notification_preferences (user_id, type, channel, enabled, webhook_url) VALUES (5, 'RATE_SPIKE', 'WEBHOOK', 1, 'https://hooks.example.com/a')",
+    );
     await before.query("INSERT INTO webhook_signing_secrets (preference_id, key_id, ciphertext) VALUES (1, 'k1', 'c2VhbGVk')");
     await before.query("INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ('e1', 5, 'RATE_SPIKE', '{}', 1)");
-    await before.query("INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e1', 5, 'RATE_SPIKE', 'DELIVERED', 1, 1, 2)");
-    await before.query("INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, started_at, duration_ms, outcome) VALUES (1, 1, 1, 10, 'success')");
+    await before.query(
+      "INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e1', 5, 'RATE_SPIKE', 'DELIVERED', 1, 1, 2)",
+    );
+    await before.query(
+      "INSERT INTO webhook_delivery_attempts (delivery_id, attempt_number, started_at, duration_ms, outcome) VALUES (1, 1, 1, 10, 'success')",
+    );
     await before.destroy();
 
     const after = await connect(NOTIFICATIONS_MIGRATIONS);
     try {
       expect((await after.runMigrations()).map((m) => m.name)).toEqual(['AddAutoDisableAndRetentionIndexes1764000000000']);
-      const [preference] = await after.query('SELECT enabled, webhook_url, consecutive_failures, disabled_reason FROM notification_preferences');
-      expect({ ...preference, enabled: Number(preference.enabled), consecutive_failures: Number(preference.consecutive_failures) }).toEqual({
-        enabled: 1,
-        webhook_url: 'https://hooks.example.com/a',
-        consecutive_failures: 0,
-        disabled_reason: null,
-      });
-      for (const table of ['webhook_signing_secrets', 'webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts']) expect(await count(after, table)).toBe(1);
+      const [preference] = await after.query(
+        'SELECT enabled, webhook_url, consecutive_failures, disabled_reason FROM notification_preferences',
+      );
+      expect({ ...preference, enabled: Number(preference.enabled), consecutive_failures: Number(preference.consecutive_failures) }).toEqual(
+        {
+          enabled: 1,
+          webhook_url: 'https://hooks.example.com/a',
+          consecutive_failures: 0,
+          disabled_reason: null,
+        },
+      );
+      for (const table of ['webhook_signing_secrets', 'webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts'])
+        expect(await count(after, table)).toBe(1);
       const deliveries = await after.createQueryRunner().getTable('webhook_deliveries');
-      expect(deliveries?.indices.map((index) => index.name)).toEqual(expect.arrayContaining(['ix_webhook_deliveries_retention', 'ix_webhook_deliveries_event']));
+      expect(deliveries?.indices.map((index) => index.name)).toEqual(
+        expect.arrayContaining(['ix_webhook_deliveries_retention', 'ix_webhook_deliveries_event']),
+      );
 
       await after.undoLastMigration();
       const reverted = await after.createQueryRunner().getTable('webhook_deliveries');
       expect(reverted?.indices.map((index) => index.name)).not.toContain('ix_webhook_deliveries_event');
       expect(reverted?.foreignKeys.map((key) => key.name)).toContain('fk_webhook_deliveries_event');
-      expect((await after.createQueryRunner().getTable('notification_preferences'))?.columns.map((c) => c.name)).not.toContain('disabled_reason');
-      for (const table of ['webhook_signing_secrets', 'webhook_deliveries', 'webhook_delivery_attempts']) expect(await count(after, table)).toBe(1);
+      expect((await after.createQueryRunner().getTable('notification_preferences'))?.columns.map((c) => c.name)).not.toContain(
+        'disabled_reason',
+      );
+      for (const table of ['webhook_signing_secrets', 'webhook_deliveries', 'webhook_delivery_attempts'])
+        expect(await count(after, table)).toBe(1);
 
       expect(await after.runMigrations()).toHaveLength(1);
     } finally {

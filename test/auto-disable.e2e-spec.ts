@@ -22,9 +22,21 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
       clock: t.clock,
       close: () => t.close(),
       enable: (type: string) =>
-        t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(`/u${userId}`) }).expect(200),
+        t
+          .http()
+          .put(SETTINGS)
+          .set('Authorization', t.bearer(userId))
+          .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(`/u${userId}`) })
+          .expect(200),
       publish: async (type: string, count = 1) => {
-        const events = Array.from({ length: count }, () => ({ userId, type, severity: 'ERROR', title: 'Strategy error', body: 'boom', payload: {} }));
+        const events = Array.from({ length: count }, () => ({
+          userId,
+          type,
+          severity: 'ERROR',
+          title: 'Strategy error',
+          body: 'boom',
+          payload: {},
+        }));
         await t.publish({ events }).expect(202);
         await settled();
       },
@@ -45,7 +57,11 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
         return list.body.find((row: { type: string; channel: string }) => row.type === type && row.channel === 'WEBHOOK');
       },
       statuses: async (type: string) => {
-        const page = await t.http().get(`${SETTINGS}/webhook-deliveries?type=${type}&limit=100`).set('Authorization', t.bearer(userId)).expect(200);
+        const page = await t
+          .http()
+          .get(`${SETTINGS}/webhook-deliveries?type=${type}&limit=100`)
+          .set('Authorization', t.bearer(userId))
+          .expect(200);
         return page.body.data.map((d: { status: string }) => d.status).sort();
       },
     };
@@ -62,7 +78,12 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
       const disabledAt = new Date(s.clock.now()).toISOString();
       const reason = `disabled after 3 consecutive failed deliveries on ${disabledAt}`;
 
-      expect(await s.webhookRow('STRATEGY_ERROR')).toMatchObject({ enabled: false, source: 'USER', hasWebhookSecret: true, disabledReason: reason });
+      expect(await s.webhookRow('STRATEGY_ERROR')).toMatchObject({
+        enabled: false,
+        source: 'USER',
+        hasWebhookSecret: true,
+        disabledReason: reason,
+      });
       expect(await s.listed('STRATEGY_ERROR')).toMatchObject({ enabled: false, disabledReason: reason });
 
       await s.publish('STRATEGY_ERROR');
@@ -92,7 +113,10 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
       await s.retry(1);
       expect(await s.statuses('API_KEY_INVALID')).toEqual(['FAILED', 'PENDING']);
       await s.retry(1);
-      expect(await s.webhookRow('API_KEY_INVALID')).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^disabled after 1 consecutive failed deliveries on /) });
+      expect(await s.webhookRow('API_KEY_INVALID')).toMatchObject({
+        enabled: false,
+        disabledReason: expect.stringMatching(/^disabled after 1 consecutive failed deliveries on /),
+      });
       expect(await s.statuses('API_KEY_INVALID')).toEqual(['CANCELLED', 'FAILED']);
     } finally {
       await s.close();
@@ -116,7 +140,10 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
 
       await s.publish('RATE_DROP');
       await s.retry();
-      expect(await s.webhookRow('RATE_DROP')).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^disabled after 3 consecutive/) });
+      expect(await s.webhookRow('RATE_DROP')).toMatchObject({
+        enabled: false,
+        disabledReason: expect.stringMatching(/^disabled after 3 consecutive/),
+      });
     } finally {
       await s.close();
     }

@@ -5,7 +5,12 @@ import { TEST_DATABASE_KINDS } from './support/test-databases';
 const SETTINGS = '/api/v1/settings/notifications';
 const ALLOWED = 'https://app.example.com';
 const preflight = (t: TestApp, origin: string) =>
-  t.http().options(SETTINGS).set('Origin', origin).set('Access-Control-Request-Method', 'PUT').set('Access-Control-Request-Headers', 'authorization,content-type');
+  t
+    .http()
+    .options(SETTINGS)
+    .set('Origin', origin)
+    .set('Access-Control-Request-Method', 'PUT')
+    .set('Access-Control-Request-Headers', 'authorization,content-type');
 
 describe('CORS', () => {
   const kind = TEST_DATABASE_KINDS[0]; // CORS is HTTP set-up only; the database does not matter

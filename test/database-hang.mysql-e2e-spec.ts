@@ -36,7 +36,8 @@ describe('a MariaDB that hangs', () => {
     await proxy.close();
   });
 
-  const publish = (title: string) => t.http().post('/api/v1/internal/notifications/events').set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send(event(title));
+  const publish = (title: string) =>
+    t.http().post('/api/v1/internal/notifications/events').set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send(event(title));
 
   async function storedDeliveries(): Promise<number> {
     const connection = await createConnection({ uri: directUrl });
@@ -51,7 +52,10 @@ describe('a MariaDB that hangs', () => {
   it('answers a publish 503 with Retry-After at its deadline, readiness 503, and recovers by itself when the database answers again', async () => {
     // Both driver timeouts outlast the hang: the publish's write is only late, not failed.
     await boot({ connectTimeoutMs: 30_000, queryTimeoutMs: 30_000 });
-    await t.http().put('/api/v1/settings/notifications').set('Authorization', t.bearer(7))
+    await t
+      .http()
+      .put('/api/v1/settings/notifications')
+      .set('Authorization', t.bearer(7))
       .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
       .expect(200);
     await publish('before').expect(202);

@@ -72,14 +72,23 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
       const worker = t.app.get(OutboxEngine);
 
       t.advance(60_000);
-      const { claims: [stale] } = await outbox.claimDue(10, worker.lease());
+      const {
+        claims: [stale],
+      } = await outbox.claimDue(10, worker.lease());
       t.advance(61_000); // the first claim's lease ran out: another instance takes the delivery over
-      const { claims: [current] } = await outbox.claimDue(10, worker.lease());
+      const {
+        claims: [current],
+      } = await outbox.claimDue(10, worker.lease());
       expect(current.id).toBe(stale.id);
 
       const result = { outcome: 'success' as const, statusCode: 200, durationMs: 5, error: null, responseExcerpt: null };
       const record = { startedAt: t.clock.now(), result, status: DeliveryStatus.DELIVERED, nextAttemptAt: null };
-      expect(await outbox.recordAttempts([{ claim: stale, record }, { claim: current, record }])).toEqual([false, true]);
+      expect(
+        await outbox.recordAttempts([
+          { claim: stale, record },
+          { claim: current, record },
+        ]),
+      ).toEqual([false, true]);
       const attempts = await outbox.attemptsOf(current.id);
       expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.outcome])).toEqual([
         [1, 'http_error'],

@@ -31,8 +31,17 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       .expect(200);
     return response.body.webhookSecret as string;
   };
-  const event = (overrides: object = {}) => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title: 'Rate spike', body: 'USD FRR 0.08%', payload: { currency: 'USD', rate: 0.0008 }, ...overrides });
-  const deliveries = async () => (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200)).body;
+  const event = (overrides: object = {}) => ({
+    userId,
+    type: 'RATE_SPIKE',
+    severity: 'WARNING',
+    title: 'Rate spike',
+    body: 'USD FRR 0.08%',
+    payload: { currency: 'USD', rate: 0.0008 },
+    ...overrides,
+  });
+  const deliveries = async () =>
+    (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200)).body;
 
   it('delivers a signed request whose body and headers follow the spec', async () => {
     const secret = await enable();
@@ -71,7 +80,9 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     expect(verified).toBe(true);
 
     const log = await deliveries();
-    expect(log.data).toEqual([expect.objectContaining({ status: 'DELIVERED', attemptCount: 1, lastStatusCode: 204, eventId: published.body.eventIds[0] })]);
+    expect(log.data).toEqual([
+      expect.objectContaining({ status: 'DELIVERED', attemptCount: 1, lastStatusCode: 204, eventId: published.body.eventIds[0] }),
+    ]);
   });
 
   it('sends exactly the request the OpenAPI document describes under webhooks', async () => {
@@ -94,9 +105,17 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
   });
 
   it.each([
-    ['answers 302', { redirectTo: 'https://127.0.0.1:1/elsewhere' }, { outcome: 'http_error', statusCode: 302, error: 'redirect (302) not followed' }],
+    [
+      'answers 302',
+      { redirectTo: 'https://127.0.0.1:1/elsewhere' },
+      { outcome: 'http_error', statusCode: 302, error: 'redirect (302) not followed' },
+    ],
     ['never answers', 'hang', { outcome: 'timeout', statusCode: null }],
-    ['resets the connection', 'reset', { outcome: 'connect_error', error: expect.stringMatching(/^connection (reset|closed) by the receiver$/) }],
+    [
+      'resets the connection',
+      'reset',
+      { outcome: 'connect_error', error: expect.stringMatching(/^connection (reset|closed) by the receiver$/) },
+    ],
   ] as const)('retries a receiver that %s, then delivers when it recovers', async (_, behaviour, failedAttempt) => {
     await enable();
     t.receiver.respondWith(behaviour as ReceiverBehaviour);
@@ -155,7 +174,11 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     const starts = detail.body.attempts.map((a: { startedAt: string }) => Date.parse(a.startedAt));
     expect(starts.slice(1).map((s: number, i: number) => s - starts[i])).toEqual([1, 5, 15, 60, 240].map((m) => m * MINUTE));
 
-    await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(userId + 1000)).expect(404);
+    await t
+      .http()
+      .get(`${SETTINGS}/webhook-deliveries/${delivery.id}`)
+      .set('Authorization', t.bearer(userId + 1000))
+      .expect(404);
   });
 
   it('cancels a due retry without a request once the user disabled the webhook', async () => {
@@ -163,7 +186,12 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     t.receiver.respondWith({ status: 503 });
     await t.publish(event()).expect(202);
     await t.waitForDelivery({ userId });
-    await t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false }).expect(200);
+    await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false })
+      .expect(200);
     t.advance(MINUTE);
     await t.runScheduler();
     expect(t.receiver.requests).toHaveLength(1);
@@ -179,13 +207,22 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     const [, second] = await t.waitForDelivery({ userId, count: 2 });
     expect(second.headers['x-service-event-id']).toBe(first.headers['x-service-event-id']);
     expect(second.rawBody.equals(first.rawBody)).toBe(true);
-    await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId + 1000)).expect(404);
+    await t
+      .http()
+      .post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId + 1000))
+      .expect(404);
   });
 
   it('sends a signed test event on demand and reports the outcome', async () => {
     const secret = await enable('LOAN_EXECUTED');
     t.receiver.respondWith({ status: 200, body: 'ok' });
-    const result = await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'LOAN_EXECUTED' }).expect(200);
+    const result = await t
+      .http()
+      .post(`${SETTINGS}/webhook/test`)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'LOAN_EXECUTED' })
+      .expect(200);
     expect(result.body).toMatchObject({ success: true, outcome: 'success', statusCode: 200, error: null, responseExcerpt: 'ok' });
     const [request] = t.receiver.requests;
     expect(JSON.parse(request.rawBody.toString()).payload).toEqual({ test: true });
@@ -241,7 +278,10 @@ describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind
     const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1, lastStatusCode: null });
     const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
-    expect(detail.body.attempts[0]).toMatchObject({ outcome: 'blocked', error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)' });
+    expect(detail.body.attempts[0]).toMatchObject({
+      outcome: 'blocked',
+      error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',
+    });
     expect(t.receiver.connections).toBe(0);
   });
 });

@@ -20,9 +20,20 @@ describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are publis
   afterAll(() => t.close());
 
   const save = (userId: number, path: string, enabled: boolean) =>
-    t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: TYPE, channel: 'WEBHOOK', enabled, webhookUrl: t.receiver.url(path) });
+    t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: TYPE, channel: 'WEBHOOK', enabled, webhookUrl: t.receiver.url(path) });
   const enable = (userId: number, path: string) => save(userId, path, true);
-  const event = (userId: number): PublishableEvent => ({ userId, type: TYPE, severity: Severity.INFO, title: 'Rate spike', body: 'USD FRR up', payload: {} });
+  const event = (userId: number): PublishableEvent => ({
+    userId,
+    type: TYPE,
+    severity: Severity.INFO,
+    title: 'Rate spike',
+    body: 'USD FRR up',
+    payload: {},
+  });
 
   it('signs every delivery with the secret the enable returned, and returns that secret to one of two concurrent enables', async () => {
     const problems: string[] = [];
@@ -30,7 +41,8 @@ describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are publis
     for (let round = 1; round <= ROUNDS; round++) {
       const userId = 1000 + round;
       const path = `/race${round}`;
-      if (round % 2 === 0) expect((await save(userId, path, false).expect(200)).body).toMatchObject({ enabled: false, hasWebhookSecret: false });
+      if (round % 2 === 0)
+        expect((await save(userId, path, false).expect(200)).body).toMatchObject({ enabled: false, hasWebhookSecret: false });
       let enabling = true;
       // Publishes of the type, one after another, until both enables have answered (at least one each).
       const publishLoop = async () => {
@@ -47,16 +59,22 @@ describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are publis
       await t.settle();
 
       expect(responses.map((response) => response.status)).toEqual([200, 200]);
-      const secrets = responses.map((response) => response.body.webhookSecret as string | undefined).filter((secret) => secret !== undefined);
+      const secrets = responses
+        .map((response) => response.body.webhookSecret as string | undefined)
+        .filter((secret) => secret !== undefined);
       expect(secrets, `round ${round}: the first enable reveals the secret exactly once`).toHaveLength(1);
       const [secret] = secrets;
 
       const queued = queuedPerLoop.reduce((sum, n) => sum + n, 0);
       const received = t.receiver.requests.filter((request) => request.path === path);
-      const unsigned = received.filter((request) => request.headers['x-service-signature'] === undefined || request.headers['x-service-timestamp'] === undefined);
+      const unsigned = received.filter(
+        (request) => request.headers['x-service-signature'] === undefined || request.headers['x-service-timestamp'] === undefined,
+      );
       const badlySigned = received.filter((request) => !unsigned.includes(request) && !request.isSignedWith(secret));
       if (unsigned.length > 0 || badlySigned.length > 0 || received.length !== queued) {
-        problems.push(`round ${round}: ${queued} queued, ${received.length} received, ${unsigned.length} unsigned, ${badlySigned.length} with another signature`);
+        problems.push(
+          `round ${round}: ${queued} queued, ${received.length} received, ${unsigned.length} unsigned, ${badlySigned.length} with another signature`,
+        );
       }
     }
     expect(problems, `${published} events published in ${ROUNDS} rounds`).toEqual([]);
@@ -77,6 +95,8 @@ describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are publis
     const sent: ReceivedRequest[] = t.receiver.requests.filter((request) => request.path === path);
     expect(sent.map((request) => request.describe())).toEqual([]);
     const log = await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200);
-    expect(log.body.data).toEqual([expect.objectContaining({ status: 'PENDING', attemptCount: 1, lastError: expect.stringContaining('no signing secret') })]);
+    expect(log.body.data).toEqual([
+      expect.objectContaining({ status: 'PENDING', attemptCount: 1, lastError: expect.stringContaining('no signing secret') }),
+    ]);
   });
 });

@@ -7,10 +7,14 @@ interface Operation {
 }
 
 // The committed document is what frontend teams generate their client from (a test keeps it in sync with the code).
-const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as { paths: Record<string, Record<string, Operation>> };
+const document = JSON.parse(readFileSync(join(__dirname, '..', 'openapi.json'), 'utf8')) as {
+  paths: Record<string, Record<string, Operation>>;
+};
 const operations = Object.entries(document.paths)
   .filter(([path]) => path.startsWith('/api/v1/'))
-  .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, method, operation })));
+  .flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, path, method, operation })),
+  );
 
 describe('the one error shape in the OpenAPI document', () => {
   it('covers every API operation', () => {
@@ -21,7 +25,10 @@ describe('the one error shape in the OpenAPI document', () => {
     const errors = Object.entries(operation.responses).filter(([status]) => Number(status) >= 400);
     expect(errors.length).toBeGreaterThan(0);
     for (const [status, response] of errors) {
-      expect({ status, schema: response.content?.['application/json']?.schema?.$ref }).toEqual({ status, schema: '#/components/schemas/ErrorResponseDto' });
+      expect({ status, schema: response.content?.['application/json']?.schema?.$ref }).toEqual({
+        status,
+        schema: '#/components/schemas/ErrorResponseDto',
+      });
     }
   });
 
@@ -29,13 +36,19 @@ describe('the one error shape in the OpenAPI document', () => {
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['401', '500']));
   });
 
-  it.each(operations.filter(({ operation }) => operation.requestBody))('$name, which takes a body, declares 400, 413 and 415', ({ operation }) => {
-    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '415']));
-  });
+  it.each(operations.filter(({ operation }) => operation.requestBody))(
+    '$name, which takes a body, declares 400, 413 and 415',
+    ({ operation }) => {
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '413', '415']));
+    },
+  );
 
-  it.each(operations.filter(({ path }) => path.startsWith('/api/v1/settings/')))('$name, a rate-limited settings operation, declares 429', ({ operation }) => {
-    expect(Object.keys(operation.responses)).toContain('429');
-  });
+  it.each(operations.filter(({ path }) => path.startsWith('/api/v1/settings/')))(
+    '$name, a rate-limited settings operation, declares 429',
+    ({ operation }) => {
+      expect(Object.keys(operation.responses)).toContain('429');
+    },
+  );
 
   it.each(operations.filter(({ path }) => path.includes('{id}')))('$name, which takes an id, declares 400 and 404', ({ operation }) => {
     expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['400', '404']));

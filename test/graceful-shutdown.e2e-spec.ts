@@ -48,7 +48,13 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
     });
     expect(settings.status).toBe(200);
     receiver.respondWith('hang');
-    const events = Array.from({ length: EVENTS }, (_, i) => ({ userId: 7, type: 'RATE_SPIKE', severity: 'INFO', title: `Spike ${i}`, body: 'USD' }));
+    const events = Array.from({ length: EVENTS }, (_, i) => ({
+      userId: 7,
+      type: 'RATE_SPIKE',
+      severity: 'INFO',
+      title: `Spike ${i}`,
+      body: 'USD',
+    }));
     const published = await fetch(`${service.baseUrl}/api/v1/internal/notifications/events`, {
       method: 'POST',
       headers: { Authorization: `Bearer ${INTERNAL_TOKEN}`, 'Content-Type': 'application/json' },

@@ -45,7 +45,14 @@ class HostSettingsModule {}
 class LoanDesk {
   constructor(private readonly webhooks: WebhookPublisher) {}
   loanExecuted(userId: number, amount: number) {
-    return this.webhooks.publish({ userId, type: EventType.LOAN_EXECUTED, severity: Severity.INFO, title: 'Loan executed', body: `${amount} USD`, payload: { amount } });
+    return this.webhooks.publish({
+      userId,
+      type: EventType.LOAN_EXECUTED,
+      severity: Severity.INFO,
+      title: 'Loan executed',
+      body: `${amount} USD`,
+      payload: { amount },
+    });
   }
 }
 
@@ -89,7 +96,7 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
     await database.drop();
   });
 
-  it('serves the settings API with the host\'s own user resolution', async () => {
+  it("serves the settings API with the host's own user resolution", async () => {
     const enabled = await request(app.getHttpServer())
       .put('/api/v1/settings/notifications')
       .set('x-host-user', '42')
@@ -102,7 +109,7 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
     expect(listed.body).toEqual([expect.objectContaining({ type: 'KILL_SWITCH_ACTIVATED', hasWebhookSecret: true })]);
   });
 
-  it('lets the host\'s own services read preferences through the exported service', async () => {
+  it("lets the host's own services read preferences through the exported service", async () => {
     const preferences = app.get(PreferencesService);
     const effective = await preferences.effective(42);
     expect(effective).toContainEqual(

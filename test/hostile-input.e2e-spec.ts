@@ -11,7 +11,16 @@ const DEPTH_LIMIT = 32;
 const TOO_DEEP = /^must not nest objects and arrays more than 32 levels deep$/;
 /** JSON arrays nested `depth` levels deep around `leaf`: 5,000 levels overflow class-transformer's recursive copy. */
 const nested = (depth: number, leaf = '1') => `${'['.repeat(depth)}${leaf}${']'.repeat(depth)}`;
-const BUILT_IN_NAMES = ['isPrototypeOf', 'valueOf', 'toString', 'toLocaleString', 'hasOwnProperty', 'propertyIsEnumerable', '__defineGetter__', '__lookupSetter__'];
+const BUILT_IN_NAMES = [
+  'isPrototypeOf',
+  'valueOf',
+  'toString',
+  'toLocaleString',
+  'hasOwnProperty',
+  'propertyIsEnumerable',
+  '__defineGetter__',
+  '__lookupSetter__',
+];
 
 describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
   let t: TestAppWithKit;
@@ -34,19 +43,34 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
   };
   const sendRaw = (method: 'put' | 'post', path: string, raw: string) =>
     t.http()[method](path).set('Authorization', t.bearer(userId)).set('Content-Type', 'application/json').send(raw);
-  const publishRaw = (raw: string) => t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).set('Content-Type', 'application/json').send(raw);
+  const publishRaw = (raw: string) =>
+    t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).set('Content-Type', 'application/json').send(raw);
   const enable = (type = 'RATE_SPIKE', id = userId) =>
-    t.http().put(SETTINGS).set('Authorization', t.bearer(id)).send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(`/u${id}`) }).expect(200);
+    t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(id))
+      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(`/u${id}`) })
+      .expect(200);
   /** One event as raw JSON, `extra` spliced in as raw JSON members. */
-  const eventJson = (extra = '', id = userId) => `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"Spike","body":"USD"${extra}}`;
+  const eventJson = (extra = '', id = userId) =>
+    `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"Spike","body":"USD"${extra}}`;
 
   /** Expects a 400 in the error shape whose `errors` name `field` (and only the fields given), with nothing stored. */
-  const expectRefused = async (send: () => PromiseLike<{ status: number; body: { message: string; errors?: unknown[] } }>, fields: Record<string, RegExp>) => {
+  const expectRefused = async (
+    send: () => PromiseLike<{ status: number; body: { message: string; errors?: unknown[] } }>,
+    fields: Record<string, RegExp>,
+  ) => {
     const before = await rowCounts();
     const response = await send();
     expect({ status: response.status, body: response.body }).toEqual({
       status: 400,
-      body: { statusCode: 400, error: 'Bad Request', message: expect.any(String), errors: Object.entries(fields).map(([field, message]) => ({ field, message: expect.stringMatching(message) })) },
+      body: {
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.any(String),
+        errors: Object.entries(fields).map(([field, message]) => ({ field, message: expect.stringMatching(message) })),
+      },
     });
     for (const field of Object.keys(fields)) expect(response.body.message).toContain(field);
     expect(await rowCounts()).toEqual(before);
@@ -56,8 +80,20 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
     it.each([
       ['PUT settings, type', 'put', SETTINGS, (deep: string) => `{"type":${deep},"channel":"WEBHOOK","enabled":true}`, 'type'],
       ['PUT settings, channel', 'put', SETTINGS, (deep: string) => `{"type":"RATE_SPIKE","channel":${deep},"enabled":true}`, 'channel'],
-      ['PUT settings, enabled', 'put', SETTINGS, (deep: string) => `{"type":"RATE_SPIKE","channel":"WEBHOOK","enabled":${deep}}`, 'enabled'],
-      ['PUT settings, webhookUrl', 'put', SETTINGS, (deep: string) => `{"type":"RATE_SPIKE","channel":"WEBHOOK","enabled":true,"webhookUrl":${deep}}`, 'webhookUrl'],
+      [
+        'PUT settings, enabled',
+        'put',
+        SETTINGS,
+        (deep: string) => `{"type":"RATE_SPIKE","channel":"WEBHOOK","enabled":${deep}}`,
+        'enabled',
+      ],
+      [
+        'PUT settings, webhookUrl',
+        'put',
+        SETTINGS,
+        (deep: string) => `{"type":"RATE_SPIKE","channel":"WEBHOOK","enabled":true,"webhookUrl":${deep}}`,
+        'webhookUrl',
+      ],
       ['PUT settings, the body itself an array', 'put', SETTINGS, (deep: string) => deep, '0'],
       ['POST rotate-secret, type', 'post', `${SETTINGS}/webhook/rotate-secret`, (deep: string) => `{"type":${deep}}`, 'type'],
       ['POST webhook/test, type', 'post', `${SETTINGS}/webhook/test`, (deep: string) => `{"type":${deep}}`, 'type'],
@@ -72,7 +108,11 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
       ['payload', '5,000 levels', (id: number) => eventJson(`,"payload":{"x":${nested(5_000)}}`, id)],
       ['payload', '400,000 levels (800 KB)', (id: number) => eventJson(`,"payload":{"x":${nested(400_000)}}`, id)],
       ['title', '5,000 levels', (id: number) => eventJson(`,"title":${nested(5_000)}`, id).replace('"title":"Spike",', '')],
-      ['events[1].payload', '5,000 levels', (id: number) => `{"events":[${eventJson('', id)},${eventJson(`,"payload":{"a":{"b":${nested(5_000, '{}')}}}`, id)}]}`],
+      [
+        'events[1].payload',
+        '5,000 levels',
+        (id: number) => `{"events":[${eventJson('', id)},${eventJson(`,"payload":{"a":{"b":${nested(5_000, '{}')}}}`, id)}]}`,
+      ],
       ['events[0]', '5,000 levels', () => `{"events":[${nested(5_000)}]}`],
       ['0', 'the body itself an array, 5,000 levels', () => nested(5_000)],
     ])('publish: %s, %s', async (field, _, raw) => {
@@ -92,16 +132,24 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
 
   describe('keys named like built-in object methods', () => {
     it.each(BUILT_IN_NAMES)('a settings body with %s is refused naming it, storing nothing', async (key) => {
-      await expectRefused(() => sendRaw('put', SETTINGS, `{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"${key}":1}`), { [key]: /^property \S+ should not exist$/ });
+      await expectRefused(() => sendRaw('put', SETTINGS, `{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"${key}":1}`), {
+        [key]: /^property \S+ should not exist$/,
+      });
       expect((await t.http().get(SETTINGS).set('Authorization', t.bearer(userId)).expect(200)).body).toEqual([]);
     });
 
     it('refuses them in every settings body and at the top of a published event', async () => {
       await enable();
-      await expectRefused(() => sendRaw('post', `${SETTINGS}/webhook/rotate-secret`, '{"type":"RATE_SPIKE","valueOf":{}}'), { valueOf: /should not exist/ });
-      await expectRefused(() => sendRaw('post', `${SETTINGS}/webhook/test`, '{"type":"RATE_SPIKE","toString":"x"}'), { toString: /should not exist/ });
+      await expectRefused(() => sendRaw('post', `${SETTINGS}/webhook/rotate-secret`, '{"type":"RATE_SPIKE","valueOf":{}}'), {
+        valueOf: /should not exist/,
+      });
+      await expectRefused(() => sendRaw('post', `${SETTINGS}/webhook/test`, '{"type":"RATE_SPIKE","toString":"x"}'), {
+        toString: /should not exist/,
+      });
       await expectRefused(() => publishRaw(eventJson(',"hasOwnProperty":true')), { hasOwnProperty: /should not exist/ });
-      await expectRefused(() => publishRaw(`{"events":[${eventJson()},${eventJson(',"isPrototypeOf":1')}]}`), { 'events[1].isPrototypeOf': /should not exist/ });
+      await expectRefused(() => publishRaw(`{"events":[${eventJson()},${eventJson(',"isPrototypeOf":1')}]}`), {
+        'events[1].isPrototypeOf': /should not exist/,
+      });
       expect(t.receiver.requests).toEqual([]);
     });
 
@@ -116,14 +164,21 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
   });
 
   describe('createdAt and numbers', () => {
-    it.each(['2026-002', '2026-W01-1', '20260101T000000Z', '2026-01-01T10:00:00+05', '2026-01-01T10:00:00', '2026-01-01', '2026-01-01T10:00:00.Z'])(
-      'refuses createdAt %s, which is not an RFC 3339 date-time with an offset',
-      async (createdAt) => {
-        await enable();
-        await expectRefused(() => publishRaw(eventJson(`,"createdAt":"${createdAt}"`)), { createdAt: /ISO-8601 instant in RFC 3339 form/ });
-        await expectRefused(() => publishRaw(`{"events":[${eventJson()},${eventJson(`,"createdAt":"${createdAt}"`)}]}`), { 'events[1].createdAt': /RFC 3339/ });
-      },
-    );
+    it.each([
+      '2026-002',
+      '2026-W01-1',
+      '20260101T000000Z',
+      '2026-01-01T10:00:00+05',
+      '2026-01-01T10:00:00',
+      '2026-01-01',
+      '2026-01-01T10:00:00.Z',
+    ])('refuses createdAt %s, which is not an RFC 3339 date-time with an offset', async (createdAt) => {
+      await enable();
+      await expectRefused(() => publishRaw(eventJson(`,"createdAt":"${createdAt}"`)), { createdAt: /ISO-8601 instant in RFC 3339 form/ });
+      await expectRefused(() => publishRaw(`{"events":[${eventJson()},${eventJson(`,"createdAt":"${createdAt}"`)}]}`), {
+        'events[1].createdAt': /RFC 3339/,
+      });
+    });
 
     it('delivers an RFC 3339 createdAt as that instant in UTC, and refuses a time without an offset', async () => {
       await enable();
@@ -147,14 +202,24 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
   describe('limits of one event', () => {
     it('refuses a body of 10,000 control characters naming body, and delivers whole the largest event within every limit', async () => {
       await enable();
-      await expectRefused(() => publishRaw(JSON.stringify({ ...JSON.parse(eventJson()), body: '\u0001'.repeat(10_000) })), { body: /^must be at most 40000 bytes as JSON$/ });
+      await expectRefused(() => publishRaw(JSON.stringify({ ...JSON.parse(eventJson()), body: '\u0001'.repeat(10_000) })), {
+        body: /^must be at most 40000 bytes as JSON$/,
+      });
 
       const largestUser = 2_147_483_647;
       await enable('API_KEY_PERMISSIONS_CHANGED', largestUser);
       const title = '\u0001\uFE0F'.repeat(200); // 200 characters as the limit counts them, 1,802 bytes as JSON: the most a title takes
       const body = `${'\u0002'.repeat(6_666)}ab`; // 39,998 bytes and its quotes
       const blob = 'p'.repeat(16_384 - '{"blob":""}'.length);
-      const event = { userId: largestUser, type: 'API_KEY_PERMISSIONS_CHANGED', severity: 'WARNING', title, body, payload: { blob }, createdAt: '2026-11-22T12:00:00.000Z' };
+      const event = {
+        userId: largestUser,
+        type: 'API_KEY_PERMISSIONS_CHANGED',
+        severity: 'WARNING',
+        title,
+        body,
+        payload: { blob },
+        createdAt: '2026-11-22T12:00:00.000Z',
+      };
       expect(Buffer.byteLength(JSON.stringify(event.title))).toBe(1_802);
       expect(Buffer.byteLength(JSON.stringify(event.body))).toBe(40_000);
       expect(Buffer.byteLength(JSON.stringify(event.payload))).toBe(16_384);

@@ -17,7 +17,13 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
     beforeAll(
       async () =>
         (t = await startTestAppWithKit(kind, {
-          delivery: { concurrency: 4, perEndpointConcurrency: 2, timeoutMs: 3_000, leaseMs: 20_000, circuitBreaker: { failuresToOpen: 1, coolDownMs: COOL_DOWN_MS } },
+          delivery: {
+            concurrency: 4,
+            perEndpointConcurrency: 2,
+            timeoutMs: 3_000,
+            leaseMs: 20_000,
+            circuitBreaker: { failuresToOpen: 1, coolDownMs: COOL_DOWN_MS },
+          },
         })),
     );
     afterAll(() => t.close());
@@ -52,7 +58,10 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
       const parked = deliveries.filter((delivery) => delivery.attemptCount === 0);
       expect(parked).toHaveLength(18);
       const reopensAt = new Date(t.clock.now() + COOL_DOWN_MS).toISOString();
-      for (const delivery of parked) expect(delivery.waitingReason).toBe(`endpoint unreachable (1 attempt timed out or failed to connect); circuit open, next try at ${reopensAt}`);
+      for (const delivery of parked)
+        expect(delivery.waitingReason).toBe(
+          `endpoint unreachable (1 attempt timed out or failed to connect); circuit open, next try at ${reopensAt}`,
+        );
       const metrics = await t.app.get(NotificationsMetrics).registry.metrics();
       expect(metrics).toContain('webhook_circuits_open 1');
       expect(metrics).toContain('webhook_circuits_opened_total 1');
@@ -85,7 +94,12 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
 
   describe('attempts to one busy origin', () => {
     let t: TestAppWithKit;
-    beforeAll(async () => (t = await startTestAppWithKit(kind, { delivery: { concurrency: 24, perEndpointConcurrency: 1, timeoutMs: 2_500, leaseMs: 20_000 } })));
+    beforeAll(
+      async () =>
+        (t = await startTestAppWithKit(kind, {
+          delivery: { concurrency: 24, perEndpointConcurrency: 1, timeoutMs: 2_500, leaseMs: 20_000 },
+        })),
+    );
     afterAll(() => t.close());
 
     it('each get the whole deadline for the receiver: none times out waiting for a pooled connection', async () => {

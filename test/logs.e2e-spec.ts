@@ -102,7 +102,11 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
     });
     expect(completed.filter((record) => record.req?.method === 'POST' && record.req.url === INTERNAL_EVENTS_PATH)).toHaveLength(2);
     const unauthorized = completed.find((record) => record.res?.statusCode === 401);
-    expect(unauthorized).toMatchObject({ level: 40, reqId: refused.headers['x-request-id'], req: { headers: { 'x-service-signature': '[Redacted]' } } });
+    expect(unauthorized).toMatchObject({
+      level: 40,
+      reqId: refused.headers['x-request-id'],
+      req: { headers: { 'x-service-signature': '[Redacted]' } },
+    });
     expect(completed.filter((record) => /^\/(metrics|health)/.test(record.req?.url ?? ''))).toEqual([]);
     expect(records).toContainEqual(expect.objectContaining({ context: 'NestApplication', msg: 'Nest application successfully started' }));
     const attempts = records.filter((record) => record.context === 'WebhookDelivery' && record.outcome !== undefined);

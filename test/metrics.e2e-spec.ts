@@ -126,7 +126,7 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
       'webhook_deliveries_finished_total{state="FAILED"}': 1,
       'webhook_deliveries_finished_total{state="DELIVERED"}': 0,
       'webhook_queue_depth{state="failed"}': 1,
-      'webhook_scheduler_claimed_total': 5,
+      webhook_scheduler_claimed_total: 5,
     });
   });
 
@@ -136,10 +136,17 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
     await publish();
     await t.waitForDelivery({ userId });
     const before = await scrape();
-    await t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false }).expect(200);
+    await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: false })
+      .expect(200);
     t.advance(MINUTE);
     await t.runScheduler();
-    expect(await moved(before, ['webhook_deliveries_finished_total{state="CANCELLED"}'])).toEqual({ 'webhook_deliveries_finished_total{state="CANCELLED"}': 1 });
+    expect(await moved(before, ['webhook_deliveries_finished_total{state="CANCELLED"}'])).toEqual({
+      'webhook_deliveries_finished_total{state="CANCELLED"}': 1,
+    });
     expect(t.receiver.requests.filter((request) => request.path === `/u${userId}`)).toHaveLength(1);
   });
 
@@ -164,7 +171,12 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule metrics in a host app on
     const moduleRef = await Test.createTestingModule({
       imports: [
         ScheduleModule.forRoot(),
-        TypeOrmModule.forRoot({ ...databaseOptions(database.config), entities: NOTIFICATIONS_ENTITIES, migrations: NOTIFICATIONS_MIGRATIONS, migrationsRun: true }),
+        TypeOrmModule.forRoot({
+          ...databaseOptions(database.config),
+          entities: NOTIFICATIONS_ENTITIES,
+          migrations: NOTIFICATIONS_MIGRATIONS,
+          migrationsRun: true,
+        }),
         NotificationsModule.forRoot({ jwtSecret: 'x'.repeat(32), encryptionKeys: [{ id: 'host', key: randomBytes(32) }], metricsRegistry }),
       ],
     }).compile();

@@ -7,7 +7,13 @@ import { NOTIFICATIONS_MIGRATIONS, NotificationsModule } from '../src';
 
 const options = () => ({ jwtSecret: 'x'.repeat(32), encryptionKeys: [{ id: 'k', key: randomBytes(32) }] });
 const database = () =>
-  TypeOrmModule.forRoot({ type: 'better-sqlite3', database: ':memory:', autoLoadEntities: true, migrations: NOTIFICATIONS_MIGRATIONS, migrationsRun: true });
+  TypeOrmModule.forRoot({
+    type: 'better-sqlite3',
+    database: ':memory:',
+    autoLoadEntities: true,
+    migrations: NOTIFICATIONS_MIGRATIONS,
+    migrationsRun: true,
+  });
 
 async function start(imports: NonNullable<Parameters<typeof Module>[0]>['imports']): Promise<void> {
   const app = await NestFactory.create({ imports }, { logger: false, abortOnError: false });

@@ -106,7 +106,8 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
     await put({ type: 'DAILY_DIGEST', channel: 'EMAIL', enabled: false }).expect(200);
     await put({ type: 'RATE_SPIKE', channel: 'IN_APP', enabled: false }).expect(200);
     const { body } = await get(`${PATH}/effective`).expect(200);
-    const find = (type: string, channel: string) => body.find((r: { type: string; channel: string }) => r.type === type && r.channel === channel);
+    const find = (type: string, channel: string) =>
+      body.find((r: { type: string; channel: string }) => r.type === type && r.channel === channel);
 
     expect(body).toHaveLength(25 * 3 + 4 * 2);
     expect(find('DAILY_DIGEST', 'EMAIL')).toMatchObject({ enabled: false, source: 'USER' });
@@ -128,11 +129,14 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
     expect(body.filter((r: { channel: string; enabled: boolean }) => r.channel === NotificationChannel.WEBHOOK && r.enabled)).toEqual([]);
   });
 
-  it('never shows or changes another user\'s preferences', async () => {
+  it("never shows or changes another user's preferences", async () => {
     await enableWebhook('RATE_SPIKE').expect(200);
     const other = userId + 1000;
     expect((await get(PATH, other).expect(200)).body).toEqual([]);
-    const theirs = await put({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://b.example.com/x' }, other).expect(200);
+    const theirs = await put(
+      { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://b.example.com/x' },
+      other,
+    ).expect(200);
     expect(theirs.body.webhookSecret).toMatch(/^whsec_/);
     const mine = await get().expect(200);
     expect(mine.body).toEqual([expect.objectContaining({ webhookUrl: HOOK })]);
@@ -141,19 +145,64 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
   describe('validation', () => {
     it.each([
       ['unknown type', { type: 'NOPE', channel: 'WEBHOOK', enabled: true, webhookUrl: HOOK }, 'type', /known event type/],
-      ['managed type on WEBHOOK', { type: 'HIGH_UTILIZATION', channel: 'WEBHOOK', enabled: true, webhookUrl: HOOK }, 'channel', /not offered for HIGH_UTILIZATION/],
+      [
+        'managed type on WEBHOOK',
+        { type: 'HIGH_UTILIZATION', channel: 'WEBHOOK', enabled: true, webhookUrl: HOOK },
+        'channel',
+        /not offered for HIGH_UTILIZATION/,
+      ],
       ['unknown channel', { type: 'RATE_SPIKE', channel: 'SMS', enabled: true }, 'channel', /must be one of IN_APP, EMAIL, WEBHOOK/],
       ['non-boolean enabled', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: 'yes', webhookUrl: HOOK }, 'enabled', /boolean/],
       ['missing enabled', { type: 'RATE_SPIKE', channel: 'IN_APP' }, 'enabled', /boolean/],
-      ['missing webhookUrl when enabling', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true }, 'webhookUrl', /required when enabling/],
-      ['webhookUrl on another channel', { type: 'RATE_SPIKE', channel: 'EMAIL', enabled: true, webhookUrl: HOOK }, 'webhookUrl', /only accepted with channel WEBHOOK/],
+      [
+        'missing webhookUrl when enabling',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true },
+        'webhookUrl',
+        /required when enabling/,
+      ],
+      [
+        'webhookUrl on another channel',
+        { type: 'RATE_SPIKE', channel: 'EMAIL', enabled: true, webhookUrl: HOOK },
+        'webhookUrl',
+        /only accepted with channel WEBHOOK/,
+      ],
       ['unknown extra field', { type: 'RATE_SPIKE', channel: 'IN_APP', enabled: true, secret: 'x' }, 'secret', /should not exist/],
-      ['http URL', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'http://hooks.example.com/x' }, 'webhookUrl', /https/],
-      ['URL over 2048 characters', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `https://a.example.com/${'a'.repeat(2030)}` }, 'webhookUrl', /2048/],
-      ['localhost URL', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://localhost/x' }, 'webhookUrl', /loopback|localhost/],
-      ['private IP URL', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://10.1.2.3/x' }, 'webhookUrl', /private/],
-      ['metadata IP in decimal', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://2852039166/latest' }, 'webhookUrl', /link-local/],
-      ['credentials in URL', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://u:p@hooks.example.com/' }, 'webhookUrl', /credentials/],
+      [
+        'http URL',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'http://hooks.example.com/x' },
+        'webhookUrl',
+        /https/,
+      ],
+      [
+        'URL over 2048 characters',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `https://a.example.com/${'a'.repeat(2030)}` },
+        'webhookUrl',
+        /2048/,
+      ],
+      [
+        'localhost URL',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://localhost/x' },
+        'webhookUrl',
+        /loopback|localhost/,
+      ],
+      [
+        'private IP URL',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://10.1.2.3/x' },
+        'webhookUrl',
+        /private/,
+      ],
+      [
+        'metadata IP in decimal',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://2852039166/latest' },
+        'webhookUrl',
+        /link-local/,
+      ],
+      [
+        'credentials in URL',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://u:p@hooks.example.com/' },
+        'webhookUrl',
+        /credentials/,
+      ],
       ['not a URL', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'hooks' }, 'webhookUrl', /valid absolute URL/],
     ])('answers 400 naming the field for %s', async (_, body, field, reason) => {
       const response = await put(body).expect(400);

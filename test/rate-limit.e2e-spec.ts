@@ -31,7 +31,8 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
   });
 
   const get = (path = SETTINGS, id = userId) => t.http().get(path).set('Authorization', t.bearer(id));
-  const testSend = (id = userId) => t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(id)).send({ type: 'RATE_SPIKE' });
+  const testSend = (id = userId) =>
+    t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(id)).send({ type: 'RATE_SPIKE' });
   const redeliver = (id = userId) => t.http().post(`${SETTINGS}/webhook-deliveries/999999/redeliver`).set('Authorization', t.bearer(id));
 
   it('answers 429 with Retry-After and the error shape once a user spent the settings budget, across endpoints', async () => {
@@ -39,7 +40,11 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
     for (let i = 0; i < 3; i++) await get(`${SETTINGS}/effective`).expect(200);
     const refused = await get().expect(429);
     expect(refused.headers['retry-after']).toBe('60');
-    expect(refused.body).toEqual({ statusCode: 429, error: 'Too Many Requests', message: 'Too many requests: at most 6 per 60 s; retry after 60 s' });
+    expect(refused.body).toEqual({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: 'Too many requests: at most 6 per 60 s; retry after 60 s',
+    });
   });
 
   it('counts per user: another user is not limited by the first one', async () => {
@@ -85,7 +90,11 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
   it('can be turned off', async () => {
     const unlimited = await startTestApp(kind, { rateLimits: false });
     try {
-      const responses = await Promise.all(Array.from({ length: 20 }, () => unlimited.http().post(`${SETTINGS}/webhook/test`).set('Authorization', unlimited.bearer(1)).send({ type: 'RATE_SPIKE' })));
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          unlimited.http().post(`${SETTINGS}/webhook/test`).set('Authorization', unlimited.bearer(1)).send({ type: 'RATE_SPIKE' }),
+        ),
+      );
       expect(new Set(responses.map((r) => r.status))).toEqual(new Set([400]));
     } finally {
       await unlimited.close();
@@ -95,7 +104,8 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
   it('applies the defaults (5 test sends per minute) when none are given', async () => {
     const defaults = await startTestApp(kind);
     try {
-      const send = () => defaults.http().post(`${SETTINGS}/webhook/test`).set('Authorization', defaults.bearer(1)).send({ type: 'RATE_SPIKE' });
+      const send = () =>
+        defaults.http().post(`${SETTINGS}/webhook/test`).set('Authorization', defaults.bearer(1)).send({ type: 'RATE_SPIKE' });
       for (let i = 0; i < 5; i++) await send().expect(400);
       await send().expect(429);
     } finally {
@@ -124,7 +134,13 @@ describe.each(TEST_DATABASE_KINDS)('rate limits inside a host app on $name', (ki
     const moduleRef = await Test.createTestingModule({
       imports: [
         ScheduleModule.forRoot(),
-        TypeOrmModule.forRoot({ ...databaseOptions(database.config), entities: [], autoLoadEntities: true, migrations: NOTIFICATIONS_MIGRATIONS, migrationsRun: true }),
+        TypeOrmModule.forRoot({
+          ...databaseOptions(database.config),
+          entities: [],
+          autoLoadEntities: true,
+          migrations: NOTIFICATIONS_MIGRATIONS,
+          migrationsRun: true,
+        }),
         HostRoutesModule,
         NotificationsModule.forRoot({
           resolveUserId: (req: Request) => Number(req.headers['x-host-user']) || undefined,

@@ -22,7 +22,8 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
   });
   afterAll(() => t.close());
   beforeEach(async () => {
-    for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events']) await t.dataSource.query(`DELETE FROM ${table}`);
+    for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events'])
+      await t.dataSource.query(`DELETE FROM ${table}`);
   });
 
   const purge = () => t.app.get(RetentionService).purge();
@@ -32,7 +33,9 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
   const seed = async (status: DeliveryStatus, ageMs: number, { eventId = randomUUID(), attempts = 2 } = {}) => {
     const updatedAt = t.clock.now() - ageMs;
     if (!(await t.dataSource.getRepository(WebhookEvent).findOneBy({ id: eventId }))) {
-      await t.dataSource.getRepository(WebhookEvent).insert({ id: eventId, userId: 7, type: EventType.RATE_SPIKE, body: '{}', createdAt: updatedAt - DAY });
+      await t.dataSource
+        .getRepository(WebhookEvent)
+        .insert({ id: eventId, userId: 7, type: EventType.RATE_SPIKE, body: '{}', createdAt: updatedAt - DAY });
     }
     const inserted = await t.dataSource.getRepository(WebhookDelivery).insert({
       eventId,
@@ -46,9 +49,16 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     });
     const deliveryId = Number(inserted.identifiers[0].id);
     for (let attemptNumber = 1; attemptNumber <= attempts; attemptNumber++) {
-      await t.dataSource
-        .getRepository(WebhookDeliveryAttempt)
-        .insert({ deliveryId, attemptNumber, startedAt: updatedAt, durationMs: 5, outcome: 'http_error', statusCode: 500, error: null, responseExcerpt: null });
+      await t.dataSource.getRepository(WebhookDeliveryAttempt).insert({
+        deliveryId,
+        attemptNumber,
+        startedAt: updatedAt,
+        durationMs: 5,
+        outcome: 'http_error',
+        statusCode: 500,
+        error: null,
+        responseExcerpt: null,
+      });
     }
     return { eventId, deliveryId };
   };
@@ -104,14 +114,18 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
       return delivery;
     });
 
-    const answer = await t.http().post(`${SETTINGS}/webhook-deliveries/${old.deliveryId}/redeliver`).set('Authorization', t.bearer(7)).expect(404);
+    const answer = await t
+      .http()
+      .post(`${SETTINGS}/webhook-deliveries/${old.deliveryId}/redeliver`)
+      .set('Authorization', t.bearer(7))
+      .expect(404);
     vi.restoreAllMocks();
     expect(answer.body.message).toBe(`Delivery ${old.deliveryId} not found`);
     expect(await count('webhook_deliveries')).toBe(0);
     expect(await count('webhook_events')).toBe(0);
   });
 
-  it('removes a real delivery from the user\'s log once it is past retention, on a named daily job', async () => {
+  it("removes a real delivery from the user's log once it is past retention, on a named daily job", async () => {
     expect(t.app.get(SchedulerRegistry).getCronJob('webhook-delivery-retention')).toBeDefined();
     const userId = 42;
     await t.enableWebhook(userId, 'RATE_SPIKE');

@@ -30,7 +30,8 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('thre
     clock = new TestClock();
     const options = { ...notificationsTestOptions({ receiver, clock }), encryptionKeys: [encryptionKey], delivery: { batchSize: 50 } };
     instances = [];
-    for (let i = 0; i < 3; i++) instances.push(await startTestAppOn(i === 0 ? database : { ...database, drop: async () => undefined }, options));
+    for (let i = 0; i < 3; i++)
+      instances.push(await startTestAppOn(i === 0 ? database : { ...database, drop: async () => undefined }, options));
     kits = instances.map((instance) => attachNotificationsTestKit(instance.app, { receiver, clock }));
     await kits[0].enableWebhook(USER, 'LOAN_EXECUTED', '/scale');
   });
@@ -52,7 +53,13 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('thre
 
   it('attempts every due delivery exactly once when all instances tick at the same time', async () => {
     receiver.respondWith({ status: 500 });
-    const events = Array.from({ length: EVENTS }, (_, i) => ({ userId: USER, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: `Loan ${i}`, body: 'filled' }));
+    const events = Array.from({ length: EVENTS }, (_, i) => ({
+      userId: USER,
+      type: 'LOAN_EXECUTED' as never,
+      severity: 'INFO' as never,
+      title: `Loan ${i}`,
+      body: 'filled',
+    }));
     const { queuedDeliveries } = await kits[0].publisher.publishMany(events);
     expect(queuedDeliveries).toBe(EVENTS);
     await kits[0].settle();
@@ -72,7 +79,9 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('thre
   it('lets another instance deliver what a crashed instance had leased, once the lease expires', async () => {
     receiver.clear();
     receiver.respondWith({ status: 500 });
-    await kits[0].publisher.publishMany([{ userId: USER, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' }]);
+    await kits[0].publisher.publishMany([
+      { userId: USER, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' },
+    ]);
     await kits[0].settle();
     receiver.respondWith({ status: 204 });
     clock.advance(60_000);

@@ -24,8 +24,10 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
   const put = (body: object) => t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send(body);
   const enable = (type: `${EventType}` = 'RATE_SPIKE') => t.enableWebhook(userId, type, `/u${userId}`);
   const rotate = (type: string, id = userId) => t.http().post(ROTATE).set('Authorization', t.bearer(id)).send({ type });
-  const publish = () => t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
-  const signedWith = (secret: string, request: ReceivedRequest) => request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() });
+  const publish = () =>
+    t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
+  const signedWith = (secret: string, request: ReceivedRequest) =>
+    request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() });
 
   it('returns a new secret once, and the very next attempt (a pending retry) is signed with it, not the old one', async () => {
     const oldSecret = await enable();

@@ -37,12 +37,25 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
   });
   afterAll(() => t.close());
 
-  const rows = (): Promise<SecretRow[]> => t.dataSource.query('SELECT id, preference_id, key_id, ciphertext FROM webhook_signing_secrets ORDER BY id');
+  const rows = (): Promise<SecretRow[]> =>
+    t.dataSource.query('SELECT id, preference_id, key_id, ciphertext FROM webhook_signing_secrets ORDER BY id');
   const rowOf = async (preferenceId: number) => (await rows()).find((row) => Number(row.preference_id) === preferenceId)!;
   const preferenceIdOf = async (userId: number, type: string) =>
-    Number((await t.dataSource.query('SELECT id FROM notification_preferences WHERE user_id = ? AND type = ? AND channel = ?', [userId, type, 'WEBHOOK']))[0].id);
+    Number(
+      (
+        await t.dataSource.query('SELECT id FROM notification_preferences WHERE user_id = ? AND type = ? AND channel = ?', [
+          userId,
+          type,
+          'WEBHOOK',
+        ])
+      )[0].id,
+    );
   const writeSealed = (preferenceId: number, sealed: SealedSecret) =>
-    t.dataSource.query('UPDATE webhook_signing_secrets SET key_id = ?, ciphertext = ? WHERE preference_id = ?', [sealed.keyId, sealed.ciphertext, preferenceId]);
+    t.dataSource.query('UPDATE webhook_signing_secrets SET key_id = ?, ciphertext = ? WHERE preference_id = ?', [
+      sealed.keyId,
+      sealed.ciphertext,
+      preferenceId,
+    ]);
 
   /** A webhook whose secret row was written before the key rotation: sealed with `sealWith`. */
   const legacyWebhook = async (type: `${EventType}` = 'RATE_SPIKE', sealWith = oldKey) => {
@@ -78,7 +91,9 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
     expect(after.map((row) => row.key_id)).toEqual(after.map(() => 'new'));
     const onlyNewKey = new SecretCipher([newKey]);
     for (const { preferenceId, secret } of legacy) {
-      expect(onlyNewKey.open({ keyId: 'new', ciphertext: (await rowOf(preferenceId)).ciphertext }, associatedData(preferenceId))).toBe(secret);
+      expect(onlyNewKey.open({ keyId: 'new', ciphertext: (await rowOf(preferenceId)).ciphertext }, associatedData(preferenceId))).toBe(
+        secret,
+      );
     }
     expect(await testSendVerifies(legacy[1])).toBe(true);
 
@@ -92,7 +107,12 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
     const racingRepository = new (class extends WebhookSigningSecretRepository {
       override async replaceIfUnchanged(read: WebhookSigningSecret, sealed: SealedSecret): Promise<boolean> {
         if (Number(read.preferenceId) === legacy.preferenceId) {
-          const rotated = await t.http().post(`${SETTINGS}/webhook/rotate-secret`).set('Authorization', t.bearer(legacy.userId)).send({ type: legacy.type }).expect(200);
+          const rotated = await t
+            .http()
+            .post(`${SETTINGS}/webhook/rotate-secret`)
+            .set('Authorization', t.bearer(legacy.userId))
+            .send({ type: legacy.type })
+            .expect(200);
           rotatedSecret = rotated.body.webhookSecret;
         }
         return super.replaceIfUnchanged(read, sealed);
@@ -112,7 +132,10 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
     try {
       const failure = await reencryption()
         .run()
-        .then(() => new Error('run() succeeded'), (error: Error) => error);
+        .then(
+          () => new Error('run() succeeded'),
+          (error: Error) => error,
+        );
       expect(failure).toBeInstanceOf(UnconfiguredKeysError);
       expect(failure.message).toContain('"retired" (1 secret)');
       expect(failure.message).not.toContain(retired.secret.slice(6));
@@ -157,7 +180,10 @@ describe.each(TEST_DATABASE_KINDS)('npm run secrets:reencrypt on $name', (kind) 
   it('re-encrypts the rows of a real database, reports counts, and names a missing key id', async () => {
     const app = await startTestAppOn(database, { encryptionKeys: [oldKey] });
     const secrets: string[] = [];
-    for (const [userId, type] of [[1, 'RATE_SPIKE'], [2, 'RATE_DROP']] as const) {
+    for (const [userId, type] of [
+      [1, 'RATE_SPIKE'],
+      [2, 'RATE_DROP'],
+    ] as const) {
       const response = await app
         .http()
         .put(SETTINGS)
@@ -180,6 +206,7 @@ describe.each(TEST_DATABASE_KINDS)('npm run secrets:reencrypt on $name', (kind) 
     const oldKeyRetired = await runCommand(newKey);
     expect(oldKeyRetired.code).toBe(0);
     expect(oldKeyRetired.stdout).toContain('Re-encrypted 0 signing secret(s) with key "new"; 2 already used it');
-    for (const output of [first, oldKeyRetired]) for (const secret of secrets) expect(output.stdout + output.stderr).not.toContain(secret.slice(6));
+    for (const output of [first, oldKeyRetired])
+      for (const secret of secrets) expect(output.stdout + output.stderr).not.toContain(secret.slice(6));
   }, 180_000);
 });

@@ -42,10 +42,22 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
   const put = (body: object) => t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send(body);
   const publishRaw = (raw: string) =>
     t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).set('Content-Type', 'application/json').send(raw);
-  const event = (overrides: object = {}) => ({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Spike', body: 'USD', payload: { rate: 1 }, ...overrides });
+  const event = (overrides: object = {}) => ({
+    userId,
+    type: 'RATE_SPIKE',
+    severity: 'INFO',
+    title: 'Spike',
+    body: 'USD',
+    payload: { rate: 1 },
+    ...overrides,
+  });
 
   /** Runs `call`, expects a 400 naming `field`, and checks that no table gained a row. */
-  const expectRefusedField = async (call: () => PromiseLike<{ status: number; body: { message: string; errors?: unknown[] } }>, field: string, reason: RegExp) => {
+  const expectRefusedField = async (
+    call: () => PromiseLike<{ status: number; body: { message: string; errors?: unknown[] } }>,
+    field: string,
+    reason: RegExp,
+  ) => {
     const before = await rowCounts();
     const response = await call();
     expect(response.status).toBe(400);
@@ -58,9 +70,18 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
   describe('request bodies', () => {
     it('answers 413 in the error shape for a body over 1 MB, storing nothing', async () => {
       const before = await rowCounts();
-      const huge = JSON.stringify({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: `${HOOK}?${'a'.repeat(1_100_000)}` });
+      const huge = JSON.stringify({
+        type: 'RATE_SPIKE',
+        channel: 'WEBHOOK',
+        enabled: true,
+        webhookUrl: `${HOOK}?${'a'.repeat(1_100_000)}`,
+      });
       const response = await putRaw(huge).expect(413);
-      expect(response.body).toEqual({ statusCode: 413, error: 'Payload Too Large', message: 'Request body is larger than the limit of 1048576 bytes' });
+      expect(response.body).toEqual({
+        statusCode: 413,
+        error: 'Payload Too Large',
+        message: 'Request body is larger than the limit of 1048576 bytes',
+      });
       const events = JSON.stringify({ events: Array.from({ length: 1000 }, () => event({ body: 'x'.repeat(2000) })) });
       expect((await publishRaw(events).expect(413)).body.statusCode).toBe(413);
       expect(await rowCounts()).toEqual(before);
@@ -68,7 +89,11 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
 
     it('answers 400 with a clear message for malformed JSON', async () => {
       const response = await putRaw('{"type": "RATE_SPIKE", "enabled": tru').expect(400);
-      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(/^Request body is not valid JSON: /) });
+      expect(response.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.stringMatching(/^Request body is not valid JSON: /),
+      });
       expect((await publishRaw('[{"userId": 1,]').expect(400)).body.message).toMatch(/^Request body is not valid JSON/);
     });
 
@@ -88,7 +113,11 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
   describe('prototype-pollution keys', () => {
     it.each([
       ['__proto__ at the top level', '{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"__proto__":{"isAdmin":true}}', '__proto__'],
-      ['constructor at the top level', '{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"constructor":{"prototype":{"isAdmin":true}}}', 'constructor'],
+      [
+        'constructor at the top level',
+        '{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"constructor":{"prototype":{"isAdmin":true}}}',
+        'constructor',
+      ],
       ['prototype at the top level', '{"type":"RATE_SPIKE","channel":"IN_APP","enabled":true,"prototype":{}}', 'prototype'],
     ])('refuses %s of a settings body', async (_, raw, field) => {
       await expectRefusedField(() => putRaw(raw), field, /reserved name/);
@@ -96,9 +125,21 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
     });
 
     it.each([
-      ['payload.__proto__', (id: number) => `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"a":1,"__proto__":{"polluted":1}}}`],
-      ['payload.nested[1].constructor', (id: number) => `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"nested":[{},{"constructor":{}}]}}`],
-      ['events[1].payload.prototype', (id: number) => `{"events":[{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b"},{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"prototype":{}}}]}`],
+      [
+        'payload.__proto__',
+        (id: number) =>
+          `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"a":1,"__proto__":{"polluted":1}}}`,
+      ],
+      [
+        'payload.nested[1].constructor',
+        (id: number) =>
+          `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"nested":[{},{"constructor":{}}]}}`,
+      ],
+      [
+        'events[1].payload.prototype',
+        (id: number) =>
+          `{"events":[{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b"},{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"t","body":"b","payload":{"prototype":{}}}]}`,
+      ],
     ])('refuses %s of a published event, queueing nothing', async (field, raw) => {
       await put({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: HOOK }).expect(200);
       await expectRefusedField(() => publishRaw(raw(userId)), field, /reserved name/);
@@ -109,7 +150,12 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
     it.each([
       ['a string for enabled', { type: 'RATE_SPIKE', channel: 'IN_APP', enabled: 'true' }, 'enabled', /boolean/],
       ['a number for type', { type: 5, channel: 'IN_APP', enabled: true }, 'type', /known event type/],
-      ['an object for webhookUrl', { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: { href: HOOK } }, 'webhookUrl', /string/],
+      [
+        'an object for webhookUrl',
+        { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: { href: HOOK } },
+        'webhookUrl',
+        /string/,
+      ],
       ['an array body', [{ type: 'RATE_SPIKE', channel: 'IN_APP', enabled: true }], 'type', /known event type/],
     ])('refuses %s in a preference', async (_, body, field, reason) => {
       await expectRefusedField(() => put(body as object), field, reason);
@@ -137,14 +183,26 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
       ['DEL', `${HOOK}\u007f`],
       ['a leading space', ` ${HOOK}`],
     ])('refuses a webhook URL with %s, storing nothing', async (_, webhookUrl) => {
-      await expectRefusedField(() => put({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl }), 'webhookUrl', /control characters|whitespace/);
+      await expectRefusedField(
+        () => put({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl }),
+        'webhookUrl',
+        /control characters|whitespace/,
+      );
     });
 
-    it.each(['abc', '0', '-1', '1.5', '1e3', '0x10', '%2012', '9999999999999999999999'])('answers 400 naming id for the delivery id %s', async (id) => {
-      const response = await t.http().get(`${SETTINGS}/webhook-deliveries/${id}`).set('Authorization', t.bearer(userId)).expect(400);
-      expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'id must be a positive integer', errors: [{ field: 'id', message: 'must be a positive integer' }] });
-      await t.http().post(`${SETTINGS}/webhook-deliveries/${id}/redeliver`).set('Authorization', t.bearer(userId)).expect(400);
-    });
+    it.each(['abc', '0', '-1', '1.5', '1e3', '0x10', '%2012', '9999999999999999999999'])(
+      'answers 400 naming id for the delivery id %s',
+      async (id) => {
+        const response = await t.http().get(`${SETTINGS}/webhook-deliveries/${id}`).set('Authorization', t.bearer(userId)).expect(400);
+        expect(response.body).toEqual({
+          statusCode: 400,
+          error: 'Bad Request',
+          message: 'id must be a positive integer',
+          errors: [{ field: 'id', message: 'must be a positive integer' }],
+        });
+        await t.http().post(`${SETTINGS}/webhook-deliveries/${id}/redeliver`).set('Authorization', t.bearer(userId)).expect(400);
+      },
+    );
   });
 
   describe('error shape', () => {

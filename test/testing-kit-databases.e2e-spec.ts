@@ -24,10 +24,14 @@ describe.each(TEST_DATABASE_KINDS)('testing kit on $name', (kind) => {
     kit.receiver.clear();
   });
 
-  const publish = () => kit.publisher.publish({ userId, type: EventType.RATE_SPIKE, severity: Severity.WARNING, title: 'Rate spike', body: 'USD 0.08%' });
+  const publish = () =>
+    kit.publisher.publish({ userId, type: EventType.RATE_SPIKE, severity: Severity.WARNING, title: 'Rate spike', body: 'USD 0.08%' });
   const attemptsLog = async () => {
     const page = await request(kit.app.getHttpServer()).get(DELIVERIES).set('Authorization', kit.bearer(userId)).expect(200);
-    const detail = await request(kit.app.getHttpServer()).get(`${DELIVERIES}/${page.body.data[0].id}`).set('Authorization', kit.bearer(userId)).expect(200);
+    const detail = await request(kit.app.getHttpServer())
+      .get(`${DELIVERIES}/${page.body.data[0].id}`)
+      .set('Authorization', kit.bearer(userId))
+      .expect(200);
     return detail.body as { status: string; attempts: Array<{ outcome: string; statusCode: number | null }> };
   };
 

@@ -109,7 +109,8 @@ export async function waitForAllDelivered(run: FaultRun, acknowledged: ReadonlyS
   for (;;) {
     const attempts = await receivedAttempts(run.receiver);
     const delivered = new Set<number>();
-    for (const list of attempts.values()) for (const attempt of list) if (attempt.behaviour === 'ok' && attempt.seq !== null) delivered.add(attempt.seq);
+    for (const list of attempts.values())
+      for (const attempt of list) if (attempt.behaviour === 'ok' && attempt.seq !== null) delivered.add(attempt.seq);
     const missing = [...acknowledged].filter((seq) => !delivered.has(seq)).length;
     const settled = missing === 0 && (await deliveryRows(run.database)).every((row) => row.status === 'DELIVERED');
     if (settled || Date.now() > deadline) return attempts;
@@ -156,7 +157,11 @@ export interface AllDelivered {
 }
 
 /** Every acknowledged event arrived, every stored delivery is DELIVERED, every signature verified. */
-export async function checkAllDelivered(run: FaultRun, acknowledged: ReadonlySet<number>, attempts: AttemptsByEvent): Promise<AllDelivered> {
+export async function checkAllDelivered(
+  run: FaultRun,
+  acknowledged: ReadonlySet<number>,
+  attempts: AttemptsByEvent,
+): Promise<AllDelivered> {
   const lost = missingSeqs(acknowledged, attempts);
   const rows = await deliveryRows(run.database);
   const notDelivered = rows.filter((row) => row.status !== 'DELIVERED').length;

@@ -78,7 +78,10 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
       while (!stopping) {
         const seqs = Array.from({ length: size.batchSize }, () => nextSeq++);
         const startedAt = wallMs();
-        const answer = await post(base, seqs.map((seq) => benchEvent(seq, size.users)));
+        const answer = await post(
+          base,
+          seqs.map((seq) => benchEvent(seq, size.users)),
+        );
         calls.push({ phase: phaseAt(startedAt), startedAt, ms: wallMs() - startedAt, seqs, ...answer });
         await sleep(Math.max(0, size.intervalMs - (wallMs() - startedAt)));
       }
@@ -118,22 +121,35 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
     const figures = {
       publishes: { before: byPhase('before'), during: byPhase('during'), after: byPhase('after') },
       readiness: readinessFigures(readiness, pausedAt, resumedAt),
-      firstAcceptedAfterResumeMs: firstAfter(calls.filter((call) => call.status === 202).map((call) => call.startedAt + call.ms), resumedAt),
+      firstAcceptedAfterResumeMs: firstAfter(
+        calls.filter((call) => call.status === 202).map((call) => call.startedAt + call.ms),
+        resumedAt,
+      ),
     };
     const problems = run.problems;
     const overBound = calls.filter((call) => call.ms > PUBLISH_BOUND_MS);
-    if (overBound.length > 0) problems.push(`${overBound.length} publish(es) took longer than ${PUBLISH_BOUND_MS} ms (max ${Math.round(Math.max(...overBound.map((c) => c.ms)))} ms)`);
+    if (overBound.length > 0)
+      problems.push(
+        `${overBound.length} publish(es) took longer than ${PUBLISH_BOUND_MS} ms (max ${Math.round(Math.max(...overBound.map((c) => c.ms)))} ms)`,
+      );
     const unexpected = calls.filter((call) => call.status !== 202 && call.status !== 503);
-    if (unexpected.length > 0) problems.push(`${unexpected.length} publish(es) answered neither 202 nor 503: ${[...new Set(unexpected.map((c) => c.status))].join(', ')}`);
+    if (unexpected.length > 0)
+      problems.push(
+        `${unexpected.length} publish(es) answered neither 202 nor 503: ${[...new Set(unexpected.map((c) => c.status))].join(', ')}`,
+      );
     const noRetryAfter = calls.filter((call) => call.status === 503 && !/^\d+$/.test(call.retryAfter ?? ''));
     if (noRetryAfter.length > 0) problems.push(`${noRetryAfter.length} 503(s) without a Retry-After in seconds`);
-    const acceptedWhileHung = calls.filter((call) => call.status === 202 && call.startedAt >= pausedAt && call.startedAt + call.ms < resumedAt);
+    const acceptedWhileHung = calls.filter(
+      (call) => call.status === 202 && call.startedAt >= pausedAt && call.startedAt + call.ms < resumedAt,
+    );
     if (acceptedWhileHung.length > 0) problems.push(`${acceptedWhileHung.length} publish(es) answered 202 while the database hung`);
     if (figures.publishes.during.answered[503] === undefined) problems.push('no publish answered 503 during the hang');
     if (figures.publishes.before.answered[202] === undefined) problems.push('no publish was accepted before the hang');
     if (figures.publishes.after.answered[202] === undefined) problems.push('no publish was accepted after the hang');
     else if (figures.firstAcceptedAfterResumeMs === null || figures.firstAcceptedAfterResumeMs > RECOVERY_BOUND_MS) {
-      problems.push(`the first publish accepted after the hang came ${figures.firstAcceptedAfterResumeMs} ms after it (bound ${RECOVERY_BOUND_MS} ms)`);
+      problems.push(
+        `the first publish accepted after the hang came ${figures.firstAcceptedAfterResumeMs} ms after it (bound ${RECOVERY_BOUND_MS} ms)`,
+      );
     }
     const ready = figures.readiness;
     if (ready.maxMs > READY_BOUND_MS) problems.push(`readiness took up to ${ready.maxMs} ms to answer (bound ${READY_BOUND_MS} ms)`);
@@ -209,7 +225,11 @@ function readinessFigures(calls: readonly ReadyCall[], pausedAt: number, resumed
   return {
     probes: calls.length,
     maxMs: Math.round(Math.max(0, ...calls.map((call) => call.ms))),
-    duringHang: { probes: during.length, unready: during.filter((call) => call.status === 503).length, maxMs: Math.round(Math.max(0, ...during.map((call) => call.ms))) },
+    duringHang: {
+      probes: during.length,
+      unready: during.filter((call) => call.status === 503).length,
+      maxMs: Math.round(Math.max(0, ...during.map((call) => call.ms))),
+    },
     unreadyBeforeHang: calls.filter((call) => call.startedAt < pausedAt && call.status !== 200).length,
     firstUnreadyAfterPauseMs: firstUnready ? Math.round(firstUnready.startedAt + firstUnready.ms - pausedAt) : null,
     readyAgainAfterResumeMs: readyAgain ? Math.round(readyAgain.startedAt + readyAgain.ms - resumedAt) : null,

@@ -17,7 +17,11 @@ export async function killConnections(server: DatabaseServer, size: KillConnecti
   const run = await startFaultRun(server, 'db-kill');
   let instance: MainProcess | undefined;
   try {
-    instance = await startMainProcess({ database: run.database.env, caFile: run.caFile, delivery: { leaseMs: size.leaseMs } }, run.logDir, 'instance');
+    instance = await startMainProcess(
+      { database: run.database.env, caFile: run.caFile, delivery: { leaseMs: size.leaseMs } },
+      run.logDir,
+      'instance',
+    );
     await run.receiver.call('setSecrets', await enableWebhooks(instance.base, size.users, run.bases));
     const kills: { afterDeliveries: number; connections: number }[] = [];
     const killer = (async () => {
@@ -30,7 +34,13 @@ export async function killConnections(server: DatabaseServer, size: KillConnecti
       }
     })();
     const base = instance.base;
-    const { acknowledged, retriedBatches } = await publishClosedLoop({ events: benchEvents(0, size.events, size.users), batchSize: 200, window: 600, receiver: run.receiver, pick: () => base });
+    const { acknowledged, retriedBatches } = await publishClosedLoop({
+      events: benchEvents(0, size.events, size.users),
+      batchSize: 200,
+      window: 600,
+      receiver: run.receiver,
+      pick: () => base,
+    });
     await killer;
     run.log(`published ${acknowledged.size} events (${retriedBatches} batch(es) retried); waiting for every delivery`);
     const attempts = await waitForAllDelivered(run, acknowledged, size.leaseMs + 150_000);
@@ -61,7 +71,9 @@ export async function killConnections(server: DatabaseServer, size: KillConnecti
 async function killServiceConnections(database: BenchDatabase): Promise<number> {
   const admin = await createConnection({ uri: database.url! });
   try {
-    const [rows] = await admin.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [database.name]);
+    const [rows] = await admin.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [
+      database.name,
+    ]);
     const ids = (rows as { id: number }[]).map((row) => Number(row.id));
     for (const id of ids) await admin.query(`KILL ${id}`).catch(() => undefined);
     return ids.length;

@@ -21,7 +21,11 @@ export async function killInstance(server: DatabaseServer, size: KillInstanceSiz
   const run = await startFaultRun(server, 'kill-9');
   const instances: MainProcess[] = [];
   try {
-    const input: ServiceEnvInput = { database: run.database.env, caFile: run.caFile, delivery: { leaseMs: size.leaseMs, concurrency: size.concurrency } };
+    const input: ServiceEnvInput = {
+      database: run.database.env,
+      caFile: run.caFile,
+      delivery: { leaseMs: size.leaseMs, concurrency: size.concurrency },
+    };
     for (let i = 0; i < 3; i++) instances.push(await startMainProcess(input, run.logDir, `instance-${i + 1}`));
     await run.receiver.call('setSecrets', await enableWebhooks(instances[0].base, size.users, run.bases));
     const live = new Set([0, 1, 2]);
@@ -53,18 +57,35 @@ export async function killInstance(server: DatabaseServer, size: KillInstanceSiz
       instances[victim] = await startMainProcess(input, run.logDir, `instance-${victim + 1}-restarted`, port);
       live.add(victim);
     };
-    const { acknowledged, retriedBatches } = await publishClosedLoop({ events: benchEvents(0, size.events, size.users), batchSize: 100, window: 300, receiver: run.receiver, pick, afterPublish });
+    const { acknowledged, retriedBatches } = await publishClosedLoop({
+      events: benchEvents(0, size.events, size.users),
+      batchSize: 100,
+      window: 300,
+      receiver: run.receiver,
+      pick,
+      afterPublish,
+    });
     if (!restarted) run.problems.push('the run ended before the kill');
     await restarted;
-    run.log(`published ${acknowledged.size} events (${retriedBatches} batch(es) retried on another instance); waiting for lease expiry and the minute scheduler`);
+    run.log(
+      `published ${acknowledged.size} events (${retriedBatches} batch(es) retried on another instance); waiting for lease expiry and the minute scheduler`,
+    );
     const attempts = await waitForAllDelivered(run, acknowledged, size.leaseMs + 150_000);
     const delivered = await checkAllDelivered(run, acknowledged, attempts);
     const duplicates = duplicatesOf(attempts);
     // A duplicate whose first copy arrived before the kill can be the killed instance's unrecorded attempt; one
     // whose copies all came later was sent twice by live instances (a lease that expired while queued).
-    const duplicatesAfterKill = [...attempts.values()].filter((list) => list.length > 1 && Math.min(...list.map((a) => a.at)) > killedAt).reduce((sum, list) => sum + list.length - 1, 0);
-    if (duplicates - duplicatesAfterKill > inFlightAtKill) run.problems.push(`${duplicates - duplicatesAfterKill} duplicates of attempts made before the kill, more than the ${inFlightAtKill} the killed instance could have had in flight`);
-    if (duplicatesAfterKill > 0) run.problems.push(`${duplicatesAfterKill} events first sent after the kill were sent twice: a live instance's lease expired while the delivery waited in its queue, and the worker sent it anyway`);
+    const duplicatesAfterKill = [...attempts.values()]
+      .filter((list) => list.length > 1 && Math.min(...list.map((a) => a.at)) > killedAt)
+      .reduce((sum, list) => sum + list.length - 1, 0);
+    if (duplicates - duplicatesAfterKill > inFlightAtKill)
+      run.problems.push(
+        `${duplicates - duplicatesAfterKill} duplicates of attempts made before the kill, more than the ${inFlightAtKill} the killed instance could have had in flight`,
+      );
+    if (duplicatesAfterKill > 0)
+      run.problems.push(
+        `${duplicatesAfterKill} events first sent after the kill were sent twice: a live instance's lease expired while the delivery waited in its queue, and the worker sent it anyway`,
+      );
     return {
       scenario: 'kill -9 one of three instances mid-run, restart it',
       events: size.events,

@@ -46,7 +46,9 @@ export async function noisyNeighbour(server: DatabaseServer, size: NoisyNeighbou
 
     let neighbourQueued = 0;
     for (let i = 0; i < size.neighbourEvents; i += 500) {
-      const batch = Array.from({ length: Math.min(500, size.neighbourEvents - i) }, (_, j) => neighbourEvent(neighbourId, 1_000_000 + i + j));
+      const batch = Array.from({ length: Math.min(500, size.neighbourEvents - i) }, (_, j) =>
+        neighbourEvent(neighbourId, 1_000_000 + i + j),
+      );
       neighbourQueued += (await postBatch(base, batch)).queuedDeliveries;
     }
     run.log(`${neighbourQueued} events queued for the hanging neighbour; ${size.users} healthy users × 1 event/s for ${size.seconds} s`);
@@ -64,24 +66,36 @@ export async function noisyNeighbour(server: DatabaseServer, size: NoisyNeighbou
     const healthyLost = Math.max(0, warmup + load.published - stored.others.rows);
     const neighbour = stored.neighbour;
     const problems = run.problems;
-    if (undelivered > 0) problems.push(`${undelivered} of ${load.published} healthy events not delivered ${STRAGGLER_WAIT_MS / 1000} s after the load`);
-    if (!latency || latency.p99 > MAX_HEALTHY_P99_MS) problems.push(`healthy publish-to-arrival p99 ${latency?.p99 ?? '—'} ms > ${MAX_HEALTHY_P99_MS} ms`);
+    if (undelivered > 0)
+      problems.push(`${undelivered} of ${load.published} healthy events not delivered ${STRAGGLER_WAIT_MS / 1000} s after the load`);
+    if (!latency || latency.p99 > MAX_HEALTHY_P99_MS)
+      problems.push(`healthy publish-to-arrival p99 ${latency?.p99 ?? '—'} ms > ${MAX_HEALTHY_P99_MS} ms`);
     if (healthyLost > 0) problems.push(`${healthyLost} healthy events acknowledged without a delivery row`);
     if (load.failedCalls > 0) problems.push(`${load.failedCalls} healthy publish calls failed: ${JSON.stringify(load.errors)}`);
     if (load.unansweredCalls > 0) problems.push(`${load.unansweredCalls} healthy publish calls unanswered at the end`);
-    if (neighbourQueued !== size.neighbourEvents) problems.push(`${size.neighbourEvents} neighbour events published, ${neighbourQueued} deliveries queued`);
-    if (neighbour.rows !== neighbourQueued) problems.push(`${neighbourQueued} neighbour deliveries queued, ${neighbour.rows} stored: ${neighbourQueued - neighbour.rows} lost`);
-    if ((neighbour.byStatus.DELIVERED ?? 0) > 0) problems.push(`${neighbour.byStatus.DELIVERED} neighbour deliveries DELIVERED by an endpoint that never answers`);
-    const failedEarly = Object.entries(neighbour.byStatusAndAttemptCount.FAILED ?? {}).reduce((sum, [count, n]) => sum + (Number(count) < MAX_ATTEMPTS ? n : 0), 0);
+    if (neighbourQueued !== size.neighbourEvents)
+      problems.push(`${size.neighbourEvents} neighbour events published, ${neighbourQueued} deliveries queued`);
+    if (neighbour.rows !== neighbourQueued)
+      problems.push(`${neighbourQueued} neighbour deliveries queued, ${neighbour.rows} stored: ${neighbourQueued - neighbour.rows} lost`);
+    if ((neighbour.byStatus.DELIVERED ?? 0) > 0)
+      problems.push(`${neighbour.byStatus.DELIVERED} neighbour deliveries DELIVERED by an endpoint that never answers`);
+    const failedEarly = Object.entries(neighbour.byStatusAndAttemptCount.FAILED ?? {}).reduce(
+      (sum, [count, n]) => sum + (Number(count) < MAX_ATTEMPTS ? n : 0),
+      0,
+    );
     if (failedEarly > 0) problems.push(`${failedEarly} neighbour deliveries FAILED before their ${MAX_ATTEMPTS} attempts`);
     // Attempts counted: every request that reached the endpoint is a stored attempt (but those still open), and
     // no attempt is stored that never reached it (an attempt that never started is not an attempt).
     const slack = 3 + Math.ceil(receiverAfter.requests * 0.02);
     if (neighbour.attempts < receiverBefore.requests - receiverBefore.open - slack) {
-      problems.push(`the neighbour's endpoint received ${receiverBefore.requests} requests (${receiverBefore.open} still open) but only ${neighbour.attempts} attempts are stored`);
+      problems.push(
+        `the neighbour's endpoint received ${receiverBefore.requests} requests (${receiverBefore.open} still open) but only ${neighbour.attempts} attempts are stored`,
+      );
     }
     if (neighbour.attempts > receiverAfter.requests + slack) {
-      problems.push(`${neighbour.attempts} neighbour attempts stored but only ${receiverAfter.requests} requests reached its endpoint: ${neighbour.attempts - receiverAfter.requests} attempts never reached the receiver`);
+      problems.push(
+        `${neighbour.attempts} neighbour attempts stored but only ${receiverAfter.requests} requests reached its endpoint: ${neighbour.attempts - receiverAfter.requests} attempts never reached the receiver`,
+      );
     }
     const badSignatures = stats.badSignatures + receiverAfter.badSignatures;
     if (badSignatures > 0) problems.push(`${badSignatures} bad signatures`);
@@ -123,7 +137,14 @@ function neighbourEvent(userId: number, seq: number): BenchEvent {
  * POSTs events `from`… (user 1 + seq mod users), one event per call on a fixed schedule of `users` calls per
  * second, not waiting for earlier calls; then waits until they arrived, at most `waitMs` after the last call.
  */
-async function publishSteadily(receiver: import('../lib/ipc').IpcChild, base: string, users: number, from: number, count: number, waitMs: number) {
+async function publishSteadily(
+  receiver: import('../lib/ipc').IpcChild,
+  base: string,
+  users: number,
+  from: number,
+  count: number,
+  waitMs: number,
+) {
   const intervalMs = 1000 / users;
   let published = 0;
   let failedCalls = 0;
@@ -153,5 +174,13 @@ async function publishSteadily(receiver: import('../lib/ipc').IpcChild, base: st
     if ((pendingCalls === 0 && arrived >= published) || wallMs() > deadline) break;
     await sleep(100);
   }
-  return { startedAt, published, failedCalls, errors, unansweredCalls: pendingCalls, achievedRate: Math.round((count * 10_000) / (endedAt - startedAt)) / 10, waitedMs: Math.round(wallMs() - endedAt) };
+  return {
+    startedAt,
+    published,
+    failedCalls,
+    errors,
+    unansweredCalls: pendingCalls,
+    achievedRate: Math.round((count * 10_000) / (endedAt - startedAt)) / 10,
+    waitedMs: Math.round(wallMs() - endedAt),
+  };
 }

@@ -23,12 +23,18 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const number = (name: string, fallback: number) => Number(argv.find((arg) => arg.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
   const events = number('events', 6000);
-  const only = new Set(argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length).split(',') ?? SCENARIOS);
+  const only = new Set(
+    argv
+      .find((arg) => arg.startsWith('--only='))
+      ?.slice('--only='.length)
+      .split(',') ?? SCENARIOS,
+  );
   const unknown = [...only].filter((name) => !SCENARIOS.includes(name as Scenario));
   if (unknown.length > 0) throw new Error(`unknown scenario(s) ${unknown.join(', ')}; choose from ${SCENARIOS.join(', ')}`);
   const server = await databaseServer(process.env.TEST_MYSQL_URL ?? DEFAULT_MYSQL_URL, true);
   const startedAt = Date.now();
-  const settle = <T>(work: Promise<T>) => work.catch((error: unknown) => ({ problems: [`aborted: ${(error as Error).stack ?? String(error)}`] }));
+  const settle = <T>(work: Promise<T>) =>
+    work.catch((error: unknown) => ({ problems: [`aborted: ${(error as Error).stack ?? String(error)}`] }));
   const when = <T>(name: Scenario, work: () => Promise<T>) => (only.has(name) ? settle(work()) : undefined);
   const [killed, connections, receiver] = await Promise.all([
     when('kill-instance', () => killInstance(server, { users: 600, events, leaseMs: LEASE_MS, concurrency: 64 })),
@@ -37,11 +43,35 @@ async function main(): Promise<void> {
   ]);
   const neighbour = await when('noisy-neighbour', () => noisyNeighbour(server, { users: 50, seconds: 20, neighbourEvents: 1000 }));
   const hung = await when('hung-database', () =>
-    hungDatabase(server, { users: 200, beforeMs: 5000, hangMs: 15_000, afterMs: 10_000, publishers: 4, batchSize: 10, intervalMs: 100, leaseMs: LEASE_MS }),
+    hungDatabase(server, {
+      users: 200,
+      beforeMs: 5000,
+      hangMs: 15_000,
+      afterMs: 10_000,
+      publishers: 4,
+      batchSize: 10,
+      intervalMs: 100,
+      leaseMs: LEASE_MS,
+    }),
   );
-  const scenarios = { killInstance: killed, killConnections: connections, receiverFaults: receiver, noisyNeighbour: neighbour, hungDatabase: hung };
-  const problems = Object.entries(scenarios).flatMap(([name, result]) => (result ? result.problems.map((problem) => `${name}: ${problem}`) : []));
-  const report = { startedAt: new Date(startedAt).toISOString(), durationS: Math.round((Date.now() - startedAt) / 1000), leaseMs: LEASE_MS, scenarios, passed: problems.length === 0, problems };
+  const scenarios = {
+    killInstance: killed,
+    killConnections: connections,
+    receiverFaults: receiver,
+    noisyNeighbour: neighbour,
+    hungDatabase: hung,
+  };
+  const problems = Object.entries(scenarios).flatMap(([name, result]) =>
+    result ? result.problems.map((problem) => `${name}: ${problem}`) : [],
+  );
+  const report = {
+    startedAt: new Date(startedAt).toISOString(),
+    durationS: Math.round((Date.now() - startedAt) / 1000),
+    leaseMs: LEASE_MS,
+    scenarios,
+    passed: problems.length === 0,
+    problems,
+  };
   const json = JSON.stringify(report, null, 2);
   writeFileSync(join(RESULTS_DIR, 'faults-latest.json'), `${json}\n`);
   process.stdout.write(`${json}\n`);

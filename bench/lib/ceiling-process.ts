@@ -35,7 +35,13 @@ async function run(input: CeilingInput) {
       const now = Date.now();
       const { url, headers, body } = buildWebhookRequest({
         url: `${input.bases[event.userId % input.bases.length]}/hook/${event.userId}/${event.type}`,
-        body: webhookBody({ ...event, type: event.type as never, severity: event.severity as never, createdAt: new Date(now).toISOString(), payload: { ...event.payload, t: wallMs() } }),
+        body: webhookBody({
+          ...event,
+          type: event.type as never,
+          severity: event.severity as never,
+          createdAt: new Date(now).toISOString(),
+          payload: { ...event.payload, t: wallMs() },
+        }),
         type: event.type,
         eventId: randomUUID(),
         attempt: 1,

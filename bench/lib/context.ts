@@ -51,14 +51,28 @@ export interface DeliveryCheck {
 }
 
 /** Records a failure for any bad signature or lost event; returns the figures for the report. */
-export function checkDelivery(context: BenchContext, scenario: string, stats: ReceiverStats & { rescheduled?: DeliveryStates }, expected: number): DeliveryCheck {
+export function checkDelivery(
+  context: BenchContext,
+  scenario: string,
+  stats: ReceiverStats & { rescheduled?: DeliveryStates },
+  expected: number,
+): DeliveryCheck {
   const rescheduled = stats.rescheduled?.rescheduled ?? 0;
   const lost = Math.max(0, expected - stats.uniqueEvents - rescheduled);
-  if (stats.badSignatures > 0) context.failures.push(`${scenario}: ${stats.badSignatures} bad signature(s), e.g. ${stats.badSignatureSamples.join('; ')}`);
+  if (stats.badSignatures > 0)
+    context.failures.push(`${scenario}: ${stats.badSignatures} bad signature(s), e.g. ${stats.badSignatureSamples.join('; ')}`);
   if (lost > 0) context.failures.push(`${scenario}: ${lost} of ${expected} events lost`);
   if (stats.uniqueEvents > expected) context.failures.push(`${scenario}: ${stats.uniqueEvents - expected} unexpected event ids`);
-  const check: DeliveryCheck = { expected, delivered: stats.uniqueEvents, lost, duplicates: stats.duplicates, badSignatures: stats.badSignatures };
-  return stats.rescheduled ? { ...check, rescheduledAfterFailure: { count: rescheduled, lastErrors: stats.rescheduled.lastErrors } } : check;
+  const check: DeliveryCheck = {
+    expected,
+    delivered: stats.uniqueEvents,
+    lost,
+    duplicates: stats.duplicates,
+    badSignatures: stats.badSignatures,
+  };
+  return stats.rescheduled
+    ? { ...check, rescheduledAfterFailure: { count: rescheduled, lastErrors: stats.rescheduled.lastErrors } }
+    : check;
 }
 
 export const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;

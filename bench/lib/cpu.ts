@@ -24,7 +24,9 @@ export function cpuSnapshot(groups: Record<string, readonly number[]>): CpuSnaps
   const values = fields.map(Number);
   const idle = values[3] + (values[4] ?? 0);
   const total = values.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  const ticks = Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((sum, pid) => sum + processTicks(pid), 0)]));
+  const ticks = Object.fromEntries(
+    Object.entries(groups).map(([name, pids]) => [name, pids.reduce((sum, pid) => sum + processTicks(pid), 0)]),
+  );
   return { at: performance.now(), machine: { busy: total - idle, total }, ticks };
 }
 
@@ -33,7 +35,9 @@ export function cpuUsage(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
   const round2 = (value: number) => Math.round(value * 100) / 100;
   const busy = after.machine.busy - before.machine.busy;
   const total = after.machine.total - before.machine.total;
-  const cores = Object.fromEntries(Object.keys(after.ticks).map((name) => [name, round2((after.ticks[name] - (before.ticks[name] ?? 0)) / TICKS_PER_SECOND / seconds)]));
+  const cores = Object.fromEntries(
+    Object.keys(after.ticks).map((name) => [name, round2((after.ticks[name] - (before.ticks[name] ?? 0)) / TICKS_PER_SECOND / seconds)]),
+  );
   return { machineBusyPercent: Math.round((busy / Math.max(1, total)) * 100), cores };
 }
 

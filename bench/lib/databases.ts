@@ -35,7 +35,10 @@ export async function databaseServer(serverUrl: string, required: boolean): Prom
     return mysqlServer(serverUrl);
   } catch (error) {
     const reason = `MySQL/MariaDB at ${serverUrl} is unreachable (${(error as Error).message})`;
-    if (required) throw new Error(`${reason}. Start it (start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd) or set TEST_MYSQL_URL.`);
+    if (required)
+      throw new Error(
+        `${reason}. Start it (start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd) or set TEST_MYSQL_URL.`,
+      );
     return sqliteServer(`${reason}: ran on SQLite files instead; figures are not comparable with MariaDB runs`);
   }
 }

@@ -37,7 +37,10 @@ export async function deliveriesByUser(database: BenchDatabase, neighbourId: num
   const dataSource = await openDataSource(database);
   try {
     const now = Date.now();
-    return { others: await summarize(dataSource, 'user_id <> ?', neighbourId, now), neighbour: await summarize(dataSource, 'user_id = ?', neighbourId, now) };
+    return {
+      others: await summarize(dataSource, 'user_id <> ?', neighbourId, now),
+      neighbour: await summarize(dataSource, 'user_id = ?', neighbourId, now),
+    };
   } finally {
     await dataSource.destroy();
   }
@@ -50,7 +53,14 @@ async function summarize(dataSource: DataSource, where: string, userId: number, 
        FROM webhook_deliveries WHERE ${where}
       GROUP BY status, attempt_count, CASE WHEN next_attempt_at IS NULL THEN 0 ELSE 1 END`,
     [userId],
-  )) as { status: string; attempts: number | string; has_next: number | string; n: number | string; min_next: number | string | null; max_next: number | string | null }[];
+  )) as {
+    status: string;
+    attempts: number | string;
+    has_next: number | string;
+    n: number | string;
+    min_next: number | string | null;
+    max_next: number | string | null;
+  }[];
   const errors = (await dataSource.query(
     `SELECT last_error AS error, COUNT(*) AS n FROM webhook_deliveries WHERE ${where} AND last_error IS NOT NULL GROUP BY last_error ORDER BY COUNT(*) DESC`,
     [userId],

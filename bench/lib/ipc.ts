@@ -29,7 +29,10 @@ export class IpcChild {
   /** Resolves when the child has loaded and listens for calls. */
   readonly ready: Promise<void>;
 
-  private constructor(readonly process: ChildProcess, readonly name: string) {
+  private constructor(
+    readonly process: ChildProcess,
+    readonly name: string,
+  ) {
     let onReady: () => void = () => undefined;
     this.ready = new Promise((resolve) => (onReady = resolve));
     process.on('message', (reply: Reply) => {

@@ -33,7 +33,6 @@ export interface ProfileSummary {
   readonly top: HotFunction[];
 }
 
-
 /** Self time per function and per owner (ours = dist/, a package, node internals) of a .cpuprofile. */
 export function summarizeProfile(file: string, topN = 25): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
@@ -43,7 +42,8 @@ export function summarizeProfile(file: string, topN = 25): ProfileSummary {
   const callerOf = (id: number): string | undefined => {
     for (let at = parents.get(id); at !== undefined; at = parents.get(at)) {
       const frame = nodes.get(at)!.callFrame;
-      if (frame.url && !frame.url.startsWith('node:')) return `${frame.functionName || '(anonymous)'} ${shortPath(frame.url)}:${frame.lineNumber + 1}`;
+      if (frame.url && !frame.url.startsWith('node:'))
+        return `${frame.functionName || '(anonymous)'} ${shortPath(frame.url)}:${frame.lineNumber + 1}`;
     }
     return undefined;
   };
@@ -64,7 +64,13 @@ export function summarizeProfile(file: string, topN = 25): ProfileSummary {
     const owner = ownerOf(url, functionName);
     const where = url ? `${shortPath(url)}:${lineNumber + 1}` : '';
     const key = `${functionName}@${where}`;
-    const entry = byFunction.get(key) ?? { function: functionName || '(anonymous)', where, owner, us: 0, callers: new Map<string, number>() };
+    const entry = byFunction.get(key) ?? {
+      function: functionName || '(anonymous)',
+      where,
+      owner,
+      us: 0,
+      callers: new Map<string, number>(),
+    };
     entry.us += us;
     if (!url || url.startsWith('node:')) {
       const caller = callerOf(id);
@@ -80,14 +86,25 @@ export function summarizeProfile(file: string, topN = 25): ProfileSummary {
     sampledMs: Math.round(total / 1000),
     idlePercent: Math.round((1000 * idle) / total) / 10,
     gcPercent: percent(gc),
-    byOwner: Object.fromEntries([...byOwner].filter(([owner]) => owner !== '(idle)').sort((a, b) => b[1] - a[1]).map(([owner, us]) => [owner, percent(us)])),
+    byOwner: Object.fromEntries(
+      [...byOwner]
+        .filter(([owner]) => owner !== '(idle)')
+        .sort((a, b) => b[1] - a[1])
+        .map(([owner, us]) => [owner, percent(us)]),
+    ),
     top: [...byFunction.values()]
       .filter((entry) => entry.function !== '(idle)')
       .sort((a, b) => b.us - a.us)
       .slice(0, topN)
       .map((entry) => {
         const caller = [...entry.callers].sort((a, b) => b[1] - a[1])[0];
-        const hot: HotFunction = { function: entry.function, where: entry.where, owner: entry.owner, selfMs: Math.round(entry.us / 1000), selfPercent: percent(entry.us) };
+        const hot: HotFunction = {
+          function: entry.function,
+          where: entry.where,
+          owner: entry.owner,
+          selfMs: Math.round(entry.us / 1000),
+          selfPercent: percent(entry.us),
+        };
         return caller ? { ...hot, calledFrom: `${caller[0]} (${Math.round((100 * caller[1]) / entry.us)}%)` } : hot;
       }),
   };

@@ -10,7 +10,15 @@ import { generateTestCertificate } from '../../src/testing/test-certificate';
 import { wallMs } from './clock';
 import { serveIpc } from './ipc';
 import { library } from './library';
-import type { Arrival, FaultRates, NeighbourBehaviour, NeighbourStats, ReceiverStats, ReceivedAttempt, ReceiverStart } from './receiver-types';
+import type {
+  Arrival,
+  FaultRates,
+  NeighbourBehaviour,
+  NeighbourStats,
+  ReceiverStats,
+  ReceivedAttempt,
+  ReceiverStart,
+} from './receiver-types';
 
 const { verifyWebhookSignature } = library();
 const HANG_MS = 6500;
@@ -50,7 +58,14 @@ function freshState() {
 }
 
 function freshNeighbourState() {
-  return { requests: 0, answeredOk: 0, abandonedByClient: 0, badSignatures: 0, events: new Set<string>(), byAttemptNumber: {} as Record<number, number> };
+  return {
+    requests: 0,
+    answeredOk: 0,
+    abandonedByClient: 0,
+    badSignatures: 0,
+    events: new Set<string>(),
+    byAttemptNumber: {} as Record<number, number>,
+  };
 }
 
 function handle(req: IncomingMessage, res: ServerResponse): void {
@@ -70,7 +85,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     if (state.firstAt === 0) state.firstAt = now;
     if (!valid) {
       state.badSignatures++;
-      if (state.badSignatureSamples.length < 5) state.badSignatureSamples.push(`${req.url} ts=${timestamp} sig=${signature?.slice(0, 12)}…`);
+      if (state.badSignatureSamples.length < 5)
+        state.badSignatureSamples.push(`${req.url} ts=${timestamp} sig=${signature?.slice(0, 12)}…`);
     }
     const eventId = (req.headers['x-service-event-id'] as string | undefined) ?? '';
     const attempt = Number(req.headers['x-service-attempt'] ?? 1);
@@ -79,7 +95,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     state.byEvent.set(eventId, seen + 1);
     const body = JSON.parse(rawBody.toString('utf8')) as { payload?: { t?: number; seq?: number } };
     if (attempt === 1 && typeof body.payload?.t === 'number') state.latencies.push(now - body.payload.t);
-    if (seen === 0 && typeof body.payload?.t === 'number') state.arrivals.push([now - body.payload.t, Number(userId), now, body.payload.seq ?? -1]);
+    if (seen === 0 && typeof body.payload?.t === 'number')
+      state.arrivals.push([now - body.payload.t, Number(userId), now, body.payload.seq ?? -1]);
     const behaviour = chooseBehaviour();
     if (keepAttempts) {
       const list = state.attempts.get(eventId) ?? [];
@@ -129,7 +146,12 @@ function answerOk(res: ServerResponse): void {
 function chooseBehaviour(): ReceivedAttempt['behaviour'] {
   if (!faults) return 'ok';
   let roll = Math.random();
-  for (const [behaviour, rate] of [['error500', faults.error500], ['hang', faults.hang], ['reset', faults.reset], ['redirect302', faults.redirect302]] as const) {
+  for (const [behaviour, rate] of [
+    ['error500', faults.error500],
+    ['hang', faults.hang],
+    ['reset', faults.reset],
+    ['redirect302', faults.redirect302],
+  ] as const) {
     if (roll < rate) return behaviour;
     roll -= rate;
   }
@@ -227,6 +249,7 @@ serveIpc({
   latencies: () => state.latencies,
   arrivals: () => state.arrivals,
   /** How many events with `from` ≤ seq < `to` arrived. */
-  arrivalsBetween: (from: number, to: number) => state.arrivals.reduce((count, [, , , seq]) => (seq >= from && seq < to ? count + 1 : count), 0),
+  arrivalsBetween: (from: number, to: number) =>
+    state.arrivals.reduce((count, [, , , seq]) => (seq >= from && seq < to ? count + 1 : count), 0),
   attempts: () => [...state.attempts.entries()],
 });

@@ -23,7 +23,11 @@ export async function seedDueRetries(database: BenchDatabase, count: number, use
       const insert = (manager: EntityManager, target: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[]) =>
         manager.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
       await dataSource.transaction(async (manager) => {
-        await insert(manager, WebhookEvent, chunk.map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type as never, body, createdAt: now - 60_000 })));
+        await insert(
+          manager,
+          WebhookEvent,
+          chunk.map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type as never, body, createdAt: now - 60_000 })),
+        );
         await insert(
           manager,
           WebhookDelivery,

@@ -74,7 +74,11 @@ async function main(): Promise<void> {
       const ms = (ns: number) => Math.round(ns / 1e4) / 100;
       return {
         loopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
-        gc: { count: gcPauses.length, totalMs: Math.round(gcPauses.reduce((sum, d) => sum + d, 0)), maxMs: Math.round(Math.max(0, ...gcPauses)) },
+        gc: {
+          count: gcPauses.length,
+          totalMs: Math.round(gcPauses.reduce((sum, d) => sum + d, 0)),
+          maxMs: Math.round(Math.max(0, ...gcPauses)),
+        },
       };
     },
     startProfile: async () => {

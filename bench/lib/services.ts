@@ -106,7 +106,11 @@ export interface MainProcess {
 export async function startMainProcess(input: ServiceEnvInput, logDir: string, label: string, port?: number): Promise<MainProcess> {
   const chosenPort = port ?? (await freePort());
   const log = openSync(join(logDir, `${label}.log`), 'a');
-  const child = spawn(process.execPath, [join(DIST, 'main.js')], { cwd: logDir, env: serviceEnv(input, chosenPort), stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+    cwd: logDir,
+    env: serviceEnv(input, chosenPort),
+    stdio: ['ignore', log, log],
+  });
   let hasExited = false;
   const exited = new Promise<void>((done) => child.on('exit', () => ((hasExited = true), done())));
   const base = `http://127.0.0.1:${chosenPort}`;

@@ -32,10 +32,16 @@ export function benchEvent(seq: number, users: number): BenchEvent {
   };
 }
 
-export const benchEvents = (from: number, count: number, users: number) => Array.from({ length: count }, (_, i) => benchEvent(from + i, users));
+export const benchEvents = (from: number, count: number, users: number) =>
+  Array.from({ length: count }, (_, i) => benchEvent(from + i, users));
 
 /** Enables WEBHOOK for each user (one type each) through the settings API; returns `userId/type → secret`. */
-export async function enableWebhooks(serviceBase: string, users: number, receiverBases: readonly string[], concurrency = 16): Promise<[string, string][]> {
+export async function enableWebhooks(
+  serviceBase: string,
+  users: number,
+  receiverBases: readonly string[],
+  concurrency = 16,
+): Promise<[string, string][]> {
   const { signUserToken } = library();
   const secrets: [string, string][] = [];
   let next = 1;
@@ -50,7 +56,8 @@ export async function enableWebhooks(serviceBase: string, users: number, receive
         body: JSON.stringify({ type, channel: 'WEBHOOK', enabled: true, webhookUrl }),
       });
       const body = (await response.body.json()) as { webhookSecret?: string };
-      if (response.statusCode !== 200 || !body.webhookSecret) throw new Error(`enabling user ${userId}: ${response.statusCode} ${JSON.stringify(body)}`);
+      if (response.statusCode !== 200 || !body.webhookSecret)
+        throw new Error(`enabling user ${userId}: ${response.statusCode} ${JSON.stringify(body)}`);
       secrets.push([`${userId}/${type}`, body.webhookSecret]);
     }
   };
@@ -68,7 +75,10 @@ export async function publishViaIpc(service: IpcChild, events: readonly BenchEve
 }
 
 /** POSTs one batch to the internal endpoint; `payload.t` is the time of the call. */
-export async function postBatch(serviceBase: string, events: readonly BenchEvent[]): Promise<{ queuedDeliveries: number; eventIds: string[] }> {
+export async function postBatch(
+  serviceBase: string,
+  events: readonly BenchEvent[],
+): Promise<{ queuedDeliveries: number; eventIds: string[] }> {
   const t = wallMs();
   const body = JSON.stringify({ events: events.map((event) => ({ ...event, payload: { ...event.payload, t } })) });
   const response = await request(`${serviceBase}/api/v1/internal/notifications/events`, {
@@ -119,7 +129,9 @@ export async function waitForEvents(
     } else if (Date.now() - lastProgressAt > stallMs) {
       const states = await diagnose?.();
       if (states && stats.uniqueEvents + states.rescheduled >= expected) return { ...stats, rescheduled: states };
-      throw new Error(`lost events: ${expected - stats.uniqueEvents} of ${expected} never reached the receiver (no progress for ${stallMs} ms)${states ? `; stored: ${JSON.stringify(states)}` : ''}`);
+      throw new Error(
+        `lost events: ${expected - stats.uniqueEvents} of ${expected} never reached the receiver (no progress for ${stallMs} ms)${states ? `; stored: ${JSON.stringify(states)}` : ''}`,
+      );
     }
     await sleep(50);
   }

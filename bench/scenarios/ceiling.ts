@@ -16,7 +16,10 @@ export interface CeilingResult {
 /** Scenario 1: a bare undici loop, same concurrency, body size and signing, same receiver. */
 export async function measureCeiling(context: BenchContext, label: string): Promise<CeilingResult> {
   const { users, events: requests, concurrency } = context.size;
-  const secrets: [string, string][] = Array.from({ length: users }, (_, i) => [`${i + 1}/${typeOfUser(i + 1)}`, `whsec_${randomBytes(32).toString('base64url')}`]);
+  const secrets: [string, string][] = Array.from({ length: users }, (_, i) => [
+    `${i + 1}/${typeOfUser(i + 1)}`,
+    `whsec_${randomBytes(32).toString('base64url')}`,
+  ]);
   await context.receiver.call('setSecrets', secrets);
   await context.receiver.call('reset');
   const child = IpcChild.fork(resolve(__dirname, '../lib/ceiling-process.js'), 'ceiling');

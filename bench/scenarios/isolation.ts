@@ -93,7 +93,9 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 export async function isolation(context: BenchContext, size: IsolationSize): Promise<IsolationResult> {
   const runs: Partial<Record<RunKind, IsolationRun>> = {};
   for (const kind of ['baseline', 'hanging', 'slow'] as const) {
-    log(`${kind}: ${size.users} users × 1 event/s for ${size.seconds} s${kind === 'baseline' ? '' : `, after ${size.neighbourEvents} events to a ${kind} neighbour`}`);
+    log(
+      `${kind}: ${size.users} users × 1 event/s for ${size.seconds} s${kind === 'baseline' ? '' : `, after ${size.neighbourEvents} events to a ${kind} neighbour`}`,
+    );
     const run = await isolationRun(context, size, kind);
     runs[kind] = run;
     const { publishToArrivalMs: latency, delivered, published } = run.healthy;
@@ -103,7 +105,11 @@ export async function isolation(context: BenchContext, size: IsolationSize): Pro
   const ratioOf = (kind: 'hanging' | 'slow') => {
     const latency = runs[kind]?.healthy.publishToArrivalMs;
     if (!baseline || !latency) return null;
-    return { p50: round(latency.p50 / baseline.p50, 2), p99: round(latency.p99 / baseline.p99, 2), max: round(latency.max / baseline.max, 2) };
+    return {
+      p50: round(latency.p50 / baseline.p50, 2),
+      p99: round(latency.p99 / baseline.p99, 2),
+      max: round(latency.max / baseline.max, 2),
+    };
   };
   const ratios = { hanging: ratioOf('hanging'), slow: ratioOf('slow') };
   const targets: IsolationResult['targets'] = {};
@@ -117,21 +123,31 @@ export async function isolation(context: BenchContext, size: IsolationSize): Pro
       p99: run.healthy.publishToArrivalMs?.p99 ?? null,
       ratio,
       met: ratio !== null && ratio <= MAX_P99_RATIO && run.healthy.undelivered === 0,
-      ...(run.healthy.undelivered > 0 ? { note: `${run.healthy.undelivered} healthy events undelivered: the p99 of the delivered ones understates it` } : {}),
+      ...(run.healthy.undelivered > 0
+        ? { note: `${run.healthy.undelivered} healthy events undelivered: the p99 of the delivered ones understates it` }
+        : {}),
     };
   }
   const undelivered = Object.fromEntries(Object.entries(runs).map(([kind, run]) => [kind, run.healthy.undelivered]));
   targets.isolationEveryHealthyEventDelivered = { undelivered, met: Object.values(undelivered).every((count) => count === 0) };
-  const neighbourLost = Object.fromEntries(Object.entries(runs).flatMap(([kind, run]) => (run.neighbourOutcome ? [[kind, run.neighbourOutcome.lost]] : [])));
+  const neighbourLost = Object.fromEntries(
+    Object.entries(runs).flatMap(([kind, run]) => (run.neighbourOutcome ? [[kind, run.neighbourOutcome.lost]] : [])),
+  );
   targets.isolationNoNeighbourEventLost = { lost: neighbourLost, met: Object.values(neighbourLost).every((count) => count === 0) };
-  return { size: { ...size, warmupSeconds: WARMUP_SECONDS, slowNeighbourMs: SLOW_NEIGHBOUR_MS, origins: context.bases.length }, runs, ratios, targets };
+  return {
+    size: { ...size, warmupSeconds: WARMUP_SECONDS, slowNeighbourMs: SLOW_NEIGHBOUR_MS, origins: context.bases.length },
+    runs,
+    ratios,
+    targets,
+  };
 }
 
 async function isolationRun(context: BenchContext, size: IsolationSize, kind: RunKind): Promise<IsolationRun> {
   const { users, seconds } = size;
   const neighbourId = users + 1;
   const origins = context.bases.length;
-  const behaviour: NeighbourBehaviour | null = kind === 'hanging' ? { behaviour: 'hang' } : kind === 'slow' ? { behaviour: 'slow', delayMs: SLOW_NEIGHBOUR_MS } : null;
+  const behaviour: NeighbourBehaviour | null =
+    kind === 'hanging' ? { behaviour: 'hang' } : kind === 'slow' ? { behaviour: 'slow', delayMs: SLOW_NEIGHBOUR_MS } : null;
   const database = await context.server.create(`isolation_${kind}`);
   const service = await startIpcService({ database: database.env, caFile: context.caFile }, context.logDir, `isolation-${kind}`);
   try {
@@ -150,10 +166,19 @@ async function isolationRun(context: BenchContext, size: IsolationSize, kind: Ru
       const startedAt = wallMs();
       let queued = 0;
       for (let i = 0; i < size.neighbourEvents; i += NEIGHBOUR_BATCH) {
-        const batch = Array.from({ length: Math.min(NEIGHBOUR_BATCH, size.neighbourEvents - i) }, (_, j) => neighbourEvent(neighbourId, 1_000_000 + i + j));
+        const batch = Array.from({ length: Math.min(NEIGHBOUR_BATCH, size.neighbourEvents - i) }, (_, j) =>
+          neighbourEvent(neighbourId, 1_000_000 + i + j),
+        );
         queued += (await service.ipc.call<{ queued: number }>('publish', batch)).queued;
       }
-      neighbour = { userId: neighbourId, origin: context.bases[neighbourId % origins], behaviour, events: size.neighbourEvents, queued, publishMs: round(wallMs() - startedAt) };
+      neighbour = {
+        userId: neighbourId,
+        origin: context.bases[neighbourId % origins],
+        behaviour,
+        events: size.neighbourEvents,
+        queued,
+        publishMs: round(wallMs() - startedAt),
+      };
     }
 
     const total = users * seconds;
@@ -173,9 +198,16 @@ async function isolationRun(context: BenchContext, size: IsolationSize, kind: Ru
     const lost = Math.max(0, warm.published + load.published - stored.others.rows);
     const neighbourLost = neighbour ? Math.max(0, neighbour.queued - stored.neighbour.rows) : 0;
     if (lost > 0) context.failures.push(`isolation (${kind}): ${lost} healthy events acknowledged without a delivery row`);
-    if (neighbour && neighbourLost > 0) context.failures.push(`isolation (${kind}): ${neighbourLost} of the neighbour's ${neighbour.queued} events without a delivery row`);
-    if (neighbour && neighbour.queued !== neighbour.events) context.failures.push(`isolation (${kind}): ${neighbour.events} neighbour events published but ${neighbour.queued} deliveries queued`);
-    if (kind === 'hanging' && (stored.neighbour.byStatus.DELIVERED ?? 0) > 0) context.failures.push(`isolation (hanging): ${stored.neighbour.byStatus.DELIVERED} deliveries to an endpoint that never answers are DELIVERED`);
+    if (neighbour && neighbourLost > 0)
+      context.failures.push(`isolation (${kind}): ${neighbourLost} of the neighbour's ${neighbour.queued} events without a delivery row`);
+    if (neighbour && neighbour.queued !== neighbour.events)
+      context.failures.push(
+        `isolation (${kind}): ${neighbour.events} neighbour events published but ${neighbour.queued} deliveries queued`,
+      );
+    if (kind === 'hanging' && (stored.neighbour.byStatus.DELIVERED ?? 0) > 0)
+      context.failures.push(
+        `isolation (hanging): ${stored.neighbour.byStatus.DELIVERED} deliveries to an endpoint that never answers are DELIVERED`,
+      );
     const badSignatures = stats.badSignatures + neighbourStats.badSignatures;
     if (badSignatures > 0) context.failures.push(`isolation (${kind}): ${badSignatures} bad signature(s)`);
     return {
@@ -203,7 +235,12 @@ async function isolationRun(context: BenchContext, size: IsolationSize, kind: Ru
         stored: stored.others,
       },
       neighbourOutcome: neighbour
-        ? { receiver: neighbourStats, stored: stored.neighbour, lost: neighbourLost, attemptsNotReachingEndpoint: Math.max(0, stored.neighbour.attempts - neighbourStats.requests) }
+        ? {
+            receiver: neighbourStats,
+            stored: stored.neighbour,
+            lost: neighbourLost,
+            attemptsNotReachingEndpoint: Math.max(0, stored.neighbour.attempts - neighbourStats.requests),
+          }
         : null,
     };
   } finally {
@@ -252,7 +289,15 @@ async function publishSteadily(receiver: IpcChild, service: IpcChild, users: num
     if ((pendingCalls === 0 && arrived >= published) || wallMs() > deadline) break;
     await sleep(100);
   }
-  return { startedAt, published, failedCalls, unansweredCalls: pendingCalls, committedMs, achievedRate, waitedMs: round(wallMs() - endedAt) };
+  return {
+    startedAt,
+    published,
+    failedCalls,
+    unansweredCalls: pendingCalls,
+    committedMs,
+    achievedRate,
+    waitedMs: round(wallMs() - endedAt),
+  };
 }
 
 function latencies(values: readonly number[]): Latencies | null {

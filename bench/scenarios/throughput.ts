@@ -36,7 +36,13 @@ export async function throughputViaPublisher(context: BenchContext): Promise<{ r
     await service.ipc.call('stopProfile', profileFile);
     const check = checkDelivery(context, 'throughput (publisher API)', stats, events.length);
     const durationMs = stats.lastOkAt - startedAt;
-    const result = { processes: 1, ...check, publishMs: round(publishMs), durationMs: round(durationMs), deliveriesPerSecond: round((check.delivered * 1000) / durationMs) };
+    const result = {
+      processes: 1,
+      ...check,
+      publishMs: round(publishMs),
+      durationMs: round(durationMs),
+      deliveriesPerSecond: round((check.delivered * 1000) / durationMs),
+    };
     return { result, profile: summarizeProfile(profileFile) };
   } finally {
     await service.stop();
@@ -49,20 +55,39 @@ export async function throughputViaHttp(context: BenchContext, processes: number
   const database = await context.server.create(`scale${processes}`);
   const instances: MainProcess[] = [];
   try {
-    for (let i = 0; i < processes; i++) instances.push(await startMainProcess({ database: database.env, caFile: context.caFile }, context.logDir, `http-${processes}p-${i + 1}`));
+    for (let i = 0; i < processes; i++)
+      instances.push(
+        await startMainProcess({ database: database.env, caFile: context.caFile }, context.logDir, `http-${processes}p-${i + 1}`),
+      );
     await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, context.size.users, context.bases));
     await context.receiver.call('reset');
     const events = benchEvents(0, context.size.events, context.size.users);
-    const pids = { services: instances.map((instance) => instance.child.pid!), receiver: [context.receiver.process.pid!], driver: [process.pid], database: databaseServerPids() };
+    const pids = {
+      services: instances.map((instance) => instance.child.pid!),
+      receiver: [context.receiver.process.pid!],
+      driver: [process.pid],
+      database: databaseServerPids(),
+    };
     const cpuBefore = cpuSnapshot(pids);
     const startedAt = wallMs();
-    const queued = await publishViaHttp(instances.map((instance) => instance.base), events, context.size.batchSize);
+    const queued = await publishViaHttp(
+      instances.map((instance) => instance.base),
+      events,
+      context.size.batchSize,
+    );
     const publishMs = wallMs() - startedAt;
     const stats = await waitForEvents(context.receiver, queued, () => deliveryStates(database));
     const cpu = cpuUsage(cpuBefore, cpuSnapshot(pids));
     const check = checkDelivery(context, `throughput (internal HTTP, ${processes} process(es))`, stats, events.length);
     const durationMs = stats.lastOkAt - startedAt;
-    return { processes, ...check, publishMs: round(publishMs), durationMs: round(durationMs), deliveriesPerSecond: round((check.delivered * 1000) / durationMs), cpu };
+    return {
+      processes,
+      ...check,
+      publishMs: round(publishMs),
+      durationMs: round(durationMs),
+      deliveriesPerSecond: round((check.delivered * 1000) / durationMs),
+      cpu,
+    };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
     await database.drop();

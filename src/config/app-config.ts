@@ -29,7 +29,9 @@ export enum LogLevel {
 function WholeNumber(min: number, max?: number): PropertyDecorator {
   return (target, property) => {
     const message =
-      max === undefined ? `${String(property)} must be a whole number of at least ${min}` : `${String(property)} must be an integer from ${min} to ${max}`;
+      max === undefined
+        ? `${String(property)} must be a whole number of at least ${min}`
+        : `${String(property)} must be an integer from ${min} to ${max}`;
     const decorators = [Transform(({ value }) => Number(value)), IsInt({ message }), Min(min, { message })];
     if (max !== undefined) decorators.push(Max(max, { message }));
     for (const decorate of decorators) decorate(target, property);

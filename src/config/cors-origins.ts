@@ -1,6 +1,9 @@
 /** `CORS_ORIGINS`: comma-separated exact origins (`https://app.example.com`, `http://localhost:5173`). */
 export function parseCorsOrigins(value: string | undefined): string[] {
-  const origins = (value ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const origins = (value ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   const bad = origins.filter((origin) => !isOrigin(origin));
   if (bad.length > 0) {
     throw new Error(

@@ -81,7 +81,10 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ),
     serviceSite: variables.SERVICE_SITE,
     internalApiToken: variables.INTERNAL_API_TOKEN,
-    webhookAllowedCidrs: (variables.WEBHOOK_ALLOWED_CIDRS ?? '').split(',').map((c) => c.trim()).filter(Boolean),
+    webhookAllowedCidrs: (variables.WEBHOOK_ALLOWED_CIDRS ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
     webhookExtraCaPem: variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined,
     corsOrigins: parseCorsOrigins(variables.CORS_ORIGINS),
     rateLimits: {

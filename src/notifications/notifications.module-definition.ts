@@ -6,6 +6,4 @@ export const {
   MODULE_OPTIONS_TOKEN: NOTIFICATIONS_OPTIONS,
   OPTIONS_TYPE: NOTIFICATIONS_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: NOTIFICATIONS_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<NotificationsModuleOptions>({ moduleName: 'Notifications' })
-  .setClassMethodName('forRoot')
-  .build();
+} = new ConfigurableModuleBuilder<NotificationsModuleOptions>({ moduleName: 'Notifications' }).setClassMethodName('forRoot').build();

@@ -45,12 +45,17 @@ export interface NotificationsTestKit {
  * Attaches the kit to an app you booted yourself with {@link notificationsTestOptions} in the module options.
  * Stops the module's every-minute cron: in a test, {@link NotificationsTestKit.runScheduler} is the only scheduler run.
  */
-export function attachNotificationsTestKit(app: INestApplication, wiring: { receiver: TestReceiver; clock: TestClock }): NotificationsTestKit {
+export function attachNotificationsTestKit(
+  app: INestApplication,
+  wiring: { receiver: TestReceiver; clock: TestClock },
+): NotificationsTestKit {
   const { receiver, clock } = wiring;
   if (app.get(Clock, { strict: false }) !== clock) {
-    throw new Error('attachNotificationsTestKit: the app does not use this TestClock; pass notificationsTestOptions({ receiver, clock }) to NotificationsModule.');
+    throw new Error(
+      'attachNotificationsTestKit: the app does not use this TestClock; pass notificationsTestOptions({ receiver, clock }) to NotificationsModule.',
+    );
   }
-  app.get(SchedulerRegistry, { strict: false }).getCronJobs().get(RETRY_CRON_NAME)?.stop();
+  void app.get(SchedulerRegistry, { strict: false }).getCronJobs().get(RETRY_CRON_NAME)?.stop();
   const engine = app.get(OutboxEngine, { strict: false });
   const scheduler = app.get(DeliveryScheduler, { strict: false });
   const events = app.get(DeliveryEvents, { strict: false });
@@ -65,10 +70,16 @@ export function attachNotificationsTestKit(app: INestApplication, wiring: { rece
     publisher: app.get(WebhookPublisher, { strict: false }),
     async enableWebhook(userId, type, path = '/hook') {
       const key = webhookKey(userId, type as EventType);
-      const saved = await preferences.upsert(userId, { type: type as EventType, channel: NotificationChannel.WEBHOOK, enabled: true, webhookUrl: receiver.url(path) });
+      const saved = await preferences.upsert(userId, {
+        type: type as EventType,
+        channel: NotificationChannel.WEBHOOK,
+        enabled: true,
+        webhookUrl: receiver.url(path),
+      });
       if (saved.webhookSecret) secrets.set(key, saved.webhookSecret);
       const secret = secrets.get(key);
-      if (!secret) throw new Error(`enableWebhook: ${type} of user ${userId} already had a secret before this kit saw it; it is shown only once.`);
+      if (!secret)
+        throw new Error(`enableWebhook: ${type} of user ${userId} already had a secret before this kit saw it; it is shown only once.`);
       return secret;
     },
     advance: (ms) => clock.advance(ms),

@@ -21,12 +21,23 @@ describe('test receiver', () => {
   const post = (path: string, body = '{}', headers: Record<string, string> = {}) =>
     new Promise<Answer>((resolve, reject) => {
       const started = Date.now();
-      const req = httpsRequest(receiver.url(path), { method: 'POST', ca: receiver.caPem, agent: false, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString(), elapsedMs: Date.now() - started }));
-      });
+      const req = httpsRequest(
+        receiver.url(path),
+        { method: 'POST', ca: receiver.caPem, agent: false, headers: { 'content-type': 'application/json', ...headers } },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', reject);
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString(),
+              elapsedMs: Date.now() - started,
+            }),
+          );
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -34,7 +45,11 @@ describe('test receiver', () => {
   it('records the exact body bytes and headers, and checks the signature against a secret', async () => {
     const body = '{"type":"RATE_SPIKE", "userId":9}';
     const timestamp = 1_790_000_000;
-    await post('/signed', body, { 'x-service-type': 'RATE_SPIKE', 'x-service-timestamp': String(timestamp), 'x-service-signature': signWebhook('whsec_right', timestamp, body) });
+    await post('/signed', body, {
+      'x-service-type': 'RATE_SPIKE',
+      'x-service-timestamp': String(timestamp),
+      'x-service-signature': signWebhook('whsec_right', timestamp, body),
+    });
 
     const [received] = receiver.requests;
     expect(received.rawBody.toString()).toBe(body);

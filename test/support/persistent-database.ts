@@ -8,5 +8,8 @@ import type { TestDatabase, TestDatabaseKind } from './test-databases';
 export async function persistentDatabase(kind: TestDatabaseKind): Promise<TestDatabase> {
   if (kind.name !== 'sqlite') return kind.create();
   const dir = mkdtempSync(join(tmpdir(), 'notifications-db-'));
-  return { config: { type: DbType.sqlite, path: join(dir, 'notifications.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    config: { type: DbType.sqlite, path: join(dir, 'notifications.sqlite') },
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

@@ -28,7 +28,11 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = once(child, 'exit').then(([code, signal]) => ({ code: code as number | null, signal: signal as NodeJS.Signals | null }));
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilListening(baseUrl, () => child.exitCode !== null || child.signalCode !== null, () => output);
+  await waitUntilListening(
+    baseUrl,
+    () => child.exitCode !== null || child.signalCode !== null,
+    () => output,
+  );
   return { baseUrl, child, output: () => output, exited };
 }
 

@@ -31,7 +31,11 @@ export async function startTestAppWithKit(
   const receiver = await startTestReceiver();
   const clock = new TestClock();
   try {
-    const t = await startTestApp(kind, { ...notificationsTestOptions({ receiver, clock }), internalApiToken: INTERNAL_API_TOKEN, ...overrides }, service);
+    const t = await startTestApp(
+      kind,
+      { ...notificationsTestOptions({ receiver, clock }), internalApiToken: INTERNAL_API_TOKEN, ...overrides },
+      service,
+    );
     return {
       ...t,
       ...attachNotificationsTestKit(t.app, { receiver, clock }),

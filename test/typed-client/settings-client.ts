@@ -8,11 +8,10 @@ type SettingsPath = Extract<keyof paths, `/api/v1/settings/${string}`>;
 /** The settings API of one user, from a browser or any fetch-capable runtime. */
 export function settingsClient(baseUrl: string, token: string) {
   const call = typedFetch(baseUrl, () => ({ authorization: `Bearer ${token}` }));
-  const settings = '/api/v1/settings/notifications';
   const endpoints = {
     '/api/v1/settings/notifications': {
       list: () => call('get', '/api/v1/settings/notifications'),
-      upsert: (body: BodyOf<typeof settings, 'put'>) => call('put', '/api/v1/settings/notifications', { body }),
+      upsert: (body: BodyOf<'/api/v1/settings/notifications', 'put'>) => call('put', '/api/v1/settings/notifications', { body }),
     },
     '/api/v1/settings/notifications/effective': {
       effective: () => call('get', '/api/v1/settings/notifications/effective'),
@@ -28,10 +27,12 @@ export function settingsClient(baseUrl: string, token: string) {
       redeliver: (id: number) => call('post', '/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', { params: { id } }),
     },
     '/api/v1/settings/notifications/webhook/rotate-secret': {
-      rotateSecret: (body: BodyOf<'/api/v1/settings/notifications/webhook/rotate-secret', 'post'>) => call('post', '/api/v1/settings/notifications/webhook/rotate-secret', { body }),
+      rotateSecret: (body: BodyOf<'/api/v1/settings/notifications/webhook/rotate-secret', 'post'>) =>
+        call('post', '/api/v1/settings/notifications/webhook/rotate-secret', { body }),
     },
     '/api/v1/settings/notifications/webhook/test': {
-      sendTest: (body: BodyOf<'/api/v1/settings/notifications/webhook/test', 'post'>) => call('post', '/api/v1/settings/notifications/webhook/test', { body }),
+      sendTest: (body: BodyOf<'/api/v1/settings/notifications/webhook/test', 'post'>) =>
+        call('post', '/api/v1/settings/notifications/webhook/test', { body }),
     },
   } satisfies Record<SettingsPath, object>; // a settings endpoint added to the API without a call here fails typecheck
   return Object.assign({}, ...Object.values(endpoints)) as UnionToIntersection<(typeof endpoints)[SettingsPath]>;
@@ -42,7 +43,12 @@ type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) e
 // What the settings screen does with it: each line compiles only while the API keeps these shapes.
 export async function settingsScreenExample(baseUrl: string, token: string): Promise<void> {
   const api = settingsClient(baseUrl, token);
-  const saved = await api.upsert({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' });
+  const saved = await api.upsert({
+    type: 'RATE_SPIKE',
+    channel: 'WEBHOOK',
+    enabled: true,
+    webhookUrl: 'https://hooks.example.com/funding',
+  });
   if (!saved.ok) {
     const fieldErrors: Record<string, string> = Object.fromEntries((saved.error.errors ?? []).map((e) => [e.field, e.message]));
     console.log(saved.error.message, fieldErrors.webhookUrl);
@@ -50,7 +56,8 @@ export async function settingsScreenExample(baseUrl: string, token: string): Pro
   }
   const secretShownOnce: string | undefined = saved.data.webhookSecret;
   const rows = await api.effective();
-  if (rows.ok) for (const row of rows.data) console.log(row.type, row.channel, row.enabled, row.source, secretShownOnce ? 'new secret' : '');
+  if (rows.ok)
+    for (const row of rows.data) console.log(row.type, row.channel, row.enabled, row.source, secretShownOnce ? 'new secret' : '');
   const page = await api.deliveries({ status: 'FAILED', limit: 20 });
   if (page.ok) {
     for (const delivery of page.data.data) {

@@ -31,9 +31,16 @@ export type CallResult<O> = { ok: true; status: number; data: SuccessBody<O> } |
 
 /** `fetch` typed by the generated `paths`: the path, its parameters, the body and the answer all come from openapi.json. */
 export function typedFetch(baseUrl: string, headers: () => Record<string, string>) {
-  return async function call<P extends keyof paths, M extends MethodOf<P>>(method: M, path: P, input: CallInput<Operation<P, M>> = {}): Promise<CallResult<Operation<P, M>>> {
+  return async function call<P extends keyof paths, M extends MethodOf<P>>(
+    method: M,
+    path: P,
+    input: CallInput<Operation<P, M>> = {},
+  ): Promise<CallResult<Operation<P, M>>> {
     const params = (input.params ?? {}) as Record<string, string | number>;
-    const url = new URL(String(path).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name]))), baseUrl);
+    const url = new URL(
+      String(path).replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(String(params[name]))),
+      baseUrl,
+    );
     for (const [key, value] of Object.entries((input.query ?? {}) as Record<string, unknown>)) {
       if (value !== undefined) url.searchParams.set(key, String(value));
     }

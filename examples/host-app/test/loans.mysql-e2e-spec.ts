@@ -62,7 +62,11 @@ describe('host app on MariaDB: loans publish LOAN_EXECUTED to the user webhook',
     const [hook] = await kit.waitForDelivery({ userId: 11, type: 'LOAN_EXECUTED' });
     expect(hook.path).toBe('/users/11');
     expect(hook.isSignedWith(secret)).toBe(true);
-    expect(hook.json()).toMatchObject({ type: 'LOAN_EXECUTED', userId: 11, payload: { loanId: executed.body.id, amount: 1000, currency: 'USD' } });
+    expect(hook.json()).toMatchObject({
+      type: 'LOAN_EXECUTED',
+      userId: 11,
+      payload: { loanId: executed.body.id, amount: 1000, currency: 'USD' },
+    });
     const delivery = await app.get(DataSource).getRepository(WebhookDelivery).findOneByOrFail({ userId: 11 });
     expect(delivery.status).toBe(DeliveryStatus.DELIVERED);
   });

@@ -17,10 +17,7 @@ function userIdResolverFrom(options: NotificationsModuleOptions): UserIdResolver
 /** Who is calling (user id resolution) and how often they may call (re-exports the rate limits). */
 @Module({
   imports: [RateLimitModule],
-  providers: [
-    { provide: USER_ID_RESOLVER, inject: [NOTIFICATIONS_OPTIONS], useFactory: userIdResolverFrom },
-    UserAuthGuard,
-  ],
+  providers: [{ provide: USER_ID_RESOLVER, inject: [NOTIFICATIONS_OPTIONS], useFactory: userIdResolverFrom }, UserAuthGuard],
   exports: [USER_ID_RESOLVER, UserAuthGuard, RateLimitModule],
 })
 export class AuthModule {}

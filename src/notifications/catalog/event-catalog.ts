@@ -82,12 +82,7 @@ const GROUPS: Record<EventGroup, readonly EventType[]> = {
   [EventGroup.API_KEY]: [EventType.API_KEY_INVALID, EventType.API_KEY_PERMISSIONS_CHANGED],
   [EventGroup.PLATFORM]: [EventType.PLATFORM_OUTAGE, EventType.PLATFORM_RECOVERED, EventType.SYSTEM_ALERT],
   [EventGroup.UTILIZATION_AND_CASH]: [EventType.LOW_UTILIZATION, EventType.IDLE_CASH, EventType.FEE_TIER_CHANGED],
-  [EventGroup.DIGESTS]: [
-    EventType.DAILY_DIGEST,
-    EventType.WEEKLY_DIGEST,
-    EventType.MONTHLY_DIGEST,
-    EventType.YEARLY_DIGEST,
-  ],
+  [EventGroup.DIGESTS]: [EventType.DAILY_DIGEST, EventType.WEEKLY_DIGEST, EventType.MONTHLY_DIGEST, EventType.YEARLY_DIGEST],
   [EventGroup.SERVICE_MANAGED]: [
     EventType.HIGH_UTILIZATION,
     EventType.OFFER_FILLED,
@@ -120,9 +115,9 @@ export function eventTypeDefinition(type: EventType): EventTypeDefinition {
 }
 
 /** Event types a user may enable the webhook channel for (spec 6.2). */
-export const WEBHOOK_EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.filter((d) =>
-  d.channels.includes(NotificationChannel.WEBHOOK),
-).map((d) => d.type);
+export const WEBHOOK_EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.filter((d) => d.channels.includes(NotificationChannel.WEBHOOK)).map(
+  (d) => d.type,
+);
 
 export function allowsChannel(type: EventType, channel: NotificationChannel): boolean {
   return eventTypeDefinition(type).channels.includes(channel);

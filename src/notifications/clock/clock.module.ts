@@ -5,7 +5,13 @@ import { Clock, SystemClock } from './clock';
 
 /** The one time source of the module: the `clock` option (tests) or the system clock. */
 @Module({
-  providers: [{ provide: Clock, inject: [NOTIFICATIONS_OPTIONS], useFactory: (options: NotificationsModuleOptions) => options.clock ?? new SystemClock() }],
+  providers: [
+    {
+      provide: Clock,
+      inject: [NOTIFICATIONS_OPTIONS],
+      useFactory: (options: NotificationsModuleOptions) => options.clock ?? new SystemClock(),
+    },
+  ],
   exports: [Clock],
 })
 export class ClockModule {}

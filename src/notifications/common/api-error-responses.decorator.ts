@@ -5,7 +5,7 @@ import { ErrorResponseDto } from './error-response.dto';
 const DESCRIPTIONS = {
   400: 'Invalid input: `errors[]` names each bad field (also malformed JSON and reserved keys such as `__proto__`).',
   401: 'Missing, invalid or expired bearer token.',
-  404: 'Not found (also for another user\'s ids, so ids do not leak).',
+  404: "Not found (also for another user's ids, so ids do not leak).",
   413: 'Request body larger than the limit (1 MB by default).',
   415: 'Request body is not `application/json`.',
   429: 'Rate limit exceeded; `Retry-After` gives the seconds to wait.',

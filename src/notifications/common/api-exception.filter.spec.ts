@@ -23,7 +23,12 @@ function answer(exception: unknown) {
       return this;
     },
   };
-  const host = { switchToHttp: () => ({ getResponse: () => response, getRequest: () => ({ method: 'POST', path: '/api/v1/internal/notifications/events' }) }) };
+  const host = {
+    switchToHttp: () => ({
+      getResponse: () => response,
+      getRequest: () => ({ method: 'POST', path: '/api/v1/internal/notifications/events' }),
+    }),
+  };
   new ApiExceptionFilter().catch(exception, host as unknown as ArgumentsHost);
   return { ...sent, headers };
 }
@@ -38,9 +43,19 @@ describe('ApiExceptionFilter and database errors', () => {
   afterEach(() => vi.restoreAllMocks());
 
   it.each([
-    ['a refused connection inside a QueryFailedError', new QueryFailedError('SELECT 1', [], driverError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:3306'))],
+    [
+      'a refused connection inside a QueryFailedError',
+      new QueryFailedError('SELECT 1', [], driverError('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:3306')),
+    ],
     ['a connect timeout from the pool', driverError('ETIMEDOUT', 'connect ETIMEDOUT', { fatal: true })],
-    ['a lost connection', new QueryFailedError('COMMIT', [], driverError('PROTOCOL_CONNECTION_LOST', 'Connection lost: The server closed the connection.', { fatal: true }))],
+    [
+      'a lost connection',
+      new QueryFailedError(
+        'COMMIT',
+        [],
+        driverError('PROTOCOL_CONNECTION_LOST', 'Connection lost: The server closed the connection.', { fatal: true }),
+      ),
+    ],
     ['a query timeout', new QueryFailedError('SELECT 1', [], driverError('PROTOCOL_SEQUENCE_TIMEOUT', 'Query inactivity timeout'))],
     ['a closed pool', driverError(undefined, 'Pool is closed.')],
     ['a full pool queue', driverError(undefined, 'Queue limit reached.')],
@@ -51,7 +66,9 @@ describe('ApiExceptionFilter and database errors', () => {
     expect(sent.status).toBe(503);
     expect(sent.headers['retry-after']).toBe('5');
     expect(sent.body).toEqual(UNAVAILABLE);
-    expect(Logger.prototype.warn).toHaveBeenCalledWith(expect.stringContaining('Database unavailable on POST /api/v1/internal/notifications/events'));
+    expect(Logger.prototype.warn).toHaveBeenCalledWith(
+      expect.stringContaining('Database unavailable on POST /api/v1/internal/notifications/events'),
+    );
   });
 
   it.each([
@@ -67,7 +84,11 @@ describe('ApiExceptionFilter and database errors', () => {
 
   it('sets Retry-After from a RetryLaterException and leaves other HTTP errors as they were', () => {
     const later = answer(new RetryLaterException('not now', 7));
-    expect(later).toMatchObject({ status: 503, headers: { 'retry-after': '7' }, body: { statusCode: 503, error: 'Service Unavailable', message: 'not now' } });
+    expect(later).toMatchObject({
+      status: 503,
+      headers: { 'retry-after': '7' },
+      body: { statusCode: 503, error: 'Service Unavailable', message: 'not now' },
+    });
     const bad = answer(new BadRequestException('nope'));
     expect(bad).toMatchObject({ status: 400, headers: {}, body: { statusCode: 400, error: 'Bad Request', message: 'nope' } });
   });

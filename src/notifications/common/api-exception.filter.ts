@@ -51,7 +51,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
       response.status(status).json(toBody(status, bodyParserMessage(exception) ?? exception.getResponse()));
       return;
     }
-    this.logger.error(`Unhandled error on ${request.method} ${request.path}`, exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(
+      `Unhandled error on ${request.method} ${request.path}`,
+      exception instanceof Error ? exception.stack : String(exception),
+    );
     response.status(HttpStatus.INTERNAL_SERVER_ERROR).json(toBody(500, 'Internal server error'));
   }
 }

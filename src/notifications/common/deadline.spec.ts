@@ -30,12 +30,18 @@ describe('withDeadline', () => {
     const outcomes: LateOutcome<string>[] = [];
     const committed = withDeadline(new Promise<string>((resolve) => (commit = resolve)), 100, (outcome) => outcomes.push(outcome));
     const failed = withDeadline(new Promise<string>((_, reject) => (fail = reject)), 100, (outcome) => outcomes.push(outcome));
-    const bothRejected = Promise.all([expect(committed).rejects.toBeInstanceOf(DeadlineExceededError), expect(failed).rejects.toBeInstanceOf(DeadlineExceededError)]);
+    const bothRejected = Promise.all([
+      expect(committed).rejects.toBeInstanceOf(DeadlineExceededError),
+      expect(failed).rejects.toBeInstanceOf(DeadlineExceededError),
+    ]);
     await vi.advanceTimersByTimeAsync(100);
     await bothRejected;
     commit('queued');
     fail(new Error('connection lost'));
     await vi.waitFor(() => expect(outcomes).toHaveLength(2));
-    expect(outcomes).toEqual([{ ok: true, value: 'queued' }, { ok: false, error: new Error('connection lost') }]);
+    expect(outcomes).toEqual([
+      { ok: true, value: 'queued' },
+      { ok: false, error: new Error('connection lost') },
+    ]);
   });
 });

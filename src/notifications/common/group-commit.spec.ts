@@ -7,14 +7,17 @@ describe('GroupCommit', () => {
     let started!: () => void;
     const firstCommitHeld = new Promise<void>((resolve) => (release = resolve));
     const firstCommitStarted = new Promise<void>((resolve) => (started = resolve));
-    const commits = new GroupCommit<number, string>(async (items) => {
-      groups.push(items);
-      if (groups.length === 1) {
-        started();
-        await firstCommitHeld;
-      }
-      return items.map((item) => `ok ${item}`);
-    }, { maxGroupSize: 100 });
+    const commits = new GroupCommit<number, string>(
+      async (items) => {
+        groups.push(items);
+        if (groups.length === 1) {
+          started();
+          await firstCommitHeld;
+        }
+        return items.map((item) => `ok ${item}`);
+      },
+      { maxGroupSize: 100 },
+    );
 
     const first = [commits.submit(1), commits.submit(2)];
     await firstCommitStarted;
@@ -22,7 +25,10 @@ describe('GroupCommit', () => {
     release();
 
     expect(await Promise.all([...first, ...waiting])).toEqual(['ok 1', 'ok 2', 'ok 3', 'ok 4', 'ok 5']);
-    expect(groups).toEqual([[1, 2], [3, 4, 5]]);
+    expect(groups).toEqual([
+      [1, 2],
+      [3, 4, 5],
+    ]);
   });
 
   it('splits groups at the maximum size', async () => {
@@ -34,7 +40,10 @@ describe('GroupCommit', () => {
 
   it('counts the maximum size with sizeOf, and never leaves an item larger than it out', async () => {
     const groups: string[][] = [];
-    const commits = new GroupCommit<string, string>(async (items) => (groups.push(items), items), { maxGroupSize: 4, sizeOf: (item) => item.length });
+    const commits = new GroupCommit<string, string>(async (items) => (groups.push(items), items), {
+      maxGroupSize: 4,
+      sizeOf: (item) => item.length,
+    });
     await Promise.all(['ab', 'c', 'd', 'efghij', 'k', 'lmn'].map((item) => commits.submit(item)));
     expect(groups).toEqual([['ab', 'c', 'd'], ['efghij'], ['k', 'lmn']]);
   });
@@ -62,10 +71,13 @@ describe('GroupCommit', () => {
   });
 
   it('retries a failed group item by item, so only the item at fault is rejected', async () => {
-    const commits = new GroupCommit<number, number>(async (items) => {
-      if (items.includes(2)) throw new Error(`cannot store ${items.join(',')}`);
-      return items;
-    }, { maxGroupSize: 10 });
+    const commits = new GroupCommit<number, number>(
+      async (items) => {
+        if (items.includes(2)) throw new Error(`cannot store ${items.join(',')}`);
+        return items;
+      },
+      { maxGroupSize: 10 },
+    );
     const results = await Promise.allSettled([1, 2, 3].map((item) => commits.submit(item)));
     expect(results).toEqual([
       { status: 'fulfilled', value: 1 },

@@ -27,11 +27,16 @@ describe('nestsDeeperThan', () => {
 
 describe('verbatimJsonError', () => {
   it('passes any JSON value within the depth limit', () => {
-    expect(verbatimJsonError({ valueOf: 1, toString: 'x', list: [null, true, -0.5, 'é'], deep: nested(MAX_JSON_DEPTH - 1) }, 'payload')).toBeUndefined();
+    expect(
+      verbatimJsonError({ valueOf: 1, toString: 'x', list: [null, true, -0.5, 'é'], deep: nested(MAX_JSON_DEPTH - 1) }, 'payload'),
+    ).toBeUndefined();
   });
 
   it('names the field when it nests too deep, however deep', () => {
-    expect(verbatimJsonError({ x: nested(MAX_JSON_DEPTH) }, 'events[3].payload')).toEqual({ field: 'events[3].payload', message: `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep` });
+    expect(verbatimJsonError({ x: nested(MAX_JSON_DEPTH) }, 'events[3].payload')).toEqual({
+      field: 'events[3].payload',
+      message: `must not nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep`,
+    });
     expect(verbatimJsonError(JSON.parse(`{"x":${'['.repeat(500_000)}${']'.repeat(500_000)}}`), 'payload')?.field).toBe('payload');
   });
 

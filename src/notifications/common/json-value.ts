@@ -52,7 +52,8 @@ export function verbatimJsonError(value: unknown, field: string): FieldError | u
     if (current === null || typeof current !== 'object') continue;
     if (depth > MAX_JSON_DEPTH) return { field, message: TOO_DEEP_MESSAGE };
     if (Array.isArray(current)) {
-      for (let index = current.length - 1; index >= 0; index--) pending.push({ value: current[index], depth: depth + 1, parent: node, key: index });
+      for (let index = current.length - 1; index >= 0; index--)
+        pending.push({ value: current[index], depth: depth + 1, parent: node, key: index });
     } else {
       const keys = Object.keys(current);
       for (let index = keys.length - 1; index >= 0; index--) {

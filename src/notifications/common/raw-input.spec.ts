@@ -31,7 +31,9 @@ describe('rawInputErrors', () => {
   });
 
   it('refuses every own key the DTO does not declare, built-in method names included, at any declared level', () => {
-    const input = JSON.parse('{"name":"n","valueOf":1,"isPrototypeOf":{},"items":[{"id":1,"toString":"x","__defineGetter__":null,"hasOwnProperty":[]}]}');
+    const input = JSON.parse(
+      '{"name":"n","valueOf":1,"isPrototypeOf":{},"items":[{"id":1,"toString":"x","__defineGetter__":null,"hasOwnProperty":[]}]}',
+    );
     expect(rawInputErrors(ListDto, input)).toEqual([
       { field: 'valueOf', message: 'property valueOf should not exist' },
       { field: 'isPrototypeOf', message: 'property isPrototypeOf should not exist' },
@@ -42,7 +44,12 @@ describe('rawInputErrors', () => {
   });
 
   it('names each field nesting deeper than the limit, and an array body by its items', () => {
-    expect(rawInputErrors(ListDto, { name: deep(MAX_JSON_DEPTH + 1), items: [deep(1_000), { id: deep(5_000), data: { x: deep(MAX_JSON_DEPTH) } }] })).toEqual([
+    expect(
+      rawInputErrors(ListDto, {
+        name: deep(MAX_JSON_DEPTH + 1),
+        items: [deep(1_000), { id: deep(5_000), data: { x: deep(MAX_JSON_DEPTH) } }],
+      }),
+    ).toEqual([
       { field: 'name', message: TOO_DEEP },
       { field: 'items[0]', message: TOO_DEEP },
       { field: 'items[1].id', message: TOO_DEEP },
@@ -54,7 +61,9 @@ describe('rawInputErrors', () => {
   });
 
   it('names the path of a non-finite number in a verbatim field, with the path prefix given', () => {
-    expect(rawInputErrors(ItemDto, JSON.parse('{"id":1,"data":{"a":[0,1e400]}}'), 'events[2]')).toEqual([{ field: 'events[2].data.a[1]', message: 'must be a finite number' }]);
+    expect(rawInputErrors(ItemDto, JSON.parse('{"id":1,"data":{"a":[0,1e400]}}'), 'events[2]')).toEqual([
+      { field: 'events[2].data.a[1]', message: 'must be a finite number' },
+    ]);
   });
 
   it(`reports at most ${MAX_REPORTED_ERRORS} errors`, () => {

@@ -52,7 +52,11 @@ const declaredCache = new WeakMap<Class, ReadonlySet<string>>();
 function declaredProperties(metatype: Class): ReadonlySet<string> {
   let declared = declaredCache.get(metatype);
   if (!declared) {
-    declared = new Set(getMetadataStorage().getTargetValidationMetadatas(metatype as unknown as Function, '', false, false).map((m) => m.propertyName));
+    declared = new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(metatype as unknown as new () => object, '', false, false)
+        .map((m) => m.propertyName),
+    );
     declaredCache.set(metatype, declared);
   }
   return declared;
@@ -84,7 +88,9 @@ export function rawInputErrors(metatype: Class, value: unknown, path = ''): Fiel
 
 function collectRawInputErrors(metatype: Class, value: unknown, path: string): FieldError[] {
   if (Array.isArray(value)) {
-    return value.flatMap((item, index) => (nestsDeeperThan(item, MAX_JSON_DEPTH) ? [{ field: path ? `${path}[${index}]` : String(index), message: TOO_DEEP_MESSAGE }] : []));
+    return value.flatMap((item, index) =>
+      nestsDeeperThan(item, MAX_JSON_DEPTH) ? [{ field: path ? `${path}[${index}]` : String(index), message: TOO_DEEP_MESSAGE }] : [],
+    );
   }
   if (!isPlainObject(value)) return [];
   const declared = declaredProperties(metatype);
@@ -101,7 +107,9 @@ function collectRawInputErrors(metatype: Class, value: unknown, path: string): F
       if (error) errors.push(error);
     } else if (nested.has(key) && (isPlainObject(property) || Array.isArray(property))) {
       const type = nested.get(key)!();
-      const items = Array.isArray(property) ? property.map((item, index) => ({ item, itemPath: `${field}[${index}]` })) : [{ item: property, itemPath: field }];
+      const items = Array.isArray(property)
+        ? property.map((item, index) => ({ item, itemPath: `${field}[${index}]` }))
+        : [{ item: property, itemPath: field }];
       for (const { item, itemPath } of items) {
         if (isPlainObject(item)) errors.push(...collectRawInputErrors(type, item, itemPath));
         else if (nestsDeeperThan(item, MAX_JSON_DEPTH)) errors.push({ field: itemPath, message: TOO_DEEP_MESSAGE });

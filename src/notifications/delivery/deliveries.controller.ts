@@ -7,7 +7,14 @@ import { ErrorResponseDto } from '../common/error-response.dto';
 import { PositiveIntPipe } from '../common/positive-int.pipe';
 import { RateLimit } from '../rate-limit/rate-limit.decorator';
 import { DeliveryLogService } from './delivery-log.service';
-import { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendDto, TestSendResultDto } from './dto/delivery.dto';
+import {
+  DeliveryDetailDto,
+  DeliveryDto,
+  DeliveryPageDto,
+  ListDeliveriesQueryDto,
+  TestSendDto,
+  TestSendResultDto,
+} from './dto/delivery.dto';
 
 @ApiTags('Webhook deliveries')
 @SettingsController()

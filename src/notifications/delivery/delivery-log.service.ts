@@ -28,7 +28,13 @@ export class DeliveryLogService {
 
   async list(userId: number, query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
     const limit = query.limit ?? 20;
-    const rows = await this.outbox.listForUser({ userId, limit: limit + 1, beforeId: query.cursor, type: query.type, status: query.status });
+    const rows = await this.outbox.listForUser({
+      userId,
+      limit: limit + 1,
+      beforeId: query.cursor,
+      type: query.type,
+      status: query.status,
+    });
     const page = rows.slice(0, limit);
     return { data: page.map(toDeliveryDto), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null };
   }
@@ -73,7 +79,16 @@ export class DeliveryLogService {
       payload: { test: true },
       userId,
     });
-    const request = buildWebhookRequest({ url: target.url, secret: target.secret, body, type, eventId: `test_${randomUUID()}`, attempt: 1, userAgent: this.settings.userAgent, nowMs: now });
+    const request = buildWebhookRequest({
+      url: target.url,
+      secret: target.secret,
+      body,
+      type,
+      eventId: `test_${randomUUID()}`,
+      attempt: 1,
+      userAgent: this.settings.userAgent,
+      nowMs: now,
+    });
     const result = await this.sender.send(request);
     return { success: result.outcome === 'success', ...result };
   }

@@ -35,7 +35,8 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     shutdownGraceMs = 10_000,
   } = options.delivery ?? {};
   const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;
-  if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0) throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
+  if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0)
+    throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }

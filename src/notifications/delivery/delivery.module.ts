@@ -22,7 +22,13 @@ import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]), ClockModule, AuthModule, PreferencesModule, UrlGuardModule],
+  imports: [
+    TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]),
+    ClockModule,
+    AuthModule,
+    PreferencesModule,
+    UrlGuardModule,
+  ],
   controllers: [DeliveriesController, InternalEventsController],
   providers: [
     { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
@@ -31,7 +37,12 @@ import { WebhookPublisher } from './webhook-publisher';
       inject: [WebhookUrlGuard, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
       useFactory: (guard: WebhookUrlGuard, options: NotificationsModuleOptions, settings: DeliverySettings) =>
         // As many connections per origin as attempts in flight: an attempt never waits for a pooled connection while its deadline runs.
-        new WebhookSender({ guard, extraCaPem: options.extraCaPem, timeoutMs: settings.timeoutMs, connectionsPerOrigin: settings.concurrency }),
+        new WebhookSender({
+          guard,
+          extraCaPem: options.extraCaPem,
+          timeoutMs: settings.timeoutMs,
+          connectionsPerOrigin: settings.concurrency,
+        }),
     },
     DeliveryEvents,
     DeliveryOutboxRepository,

@@ -83,10 +83,14 @@ export class InternalEventsController {
   // The publisher's write goes on after a 503: say how it ended, since its events are delivered if it committed.
   private logLate(events: number, outcome: LateOutcome<PublishResultDto>): void {
     if (outcome.ok) {
-      this.logger.warn(`A publish answered 503 committed afterwards: ${outcome.value.queuedDeliveries} delivery(ies) of ${events} event(s) will be sent`);
+      this.logger.warn(
+        `A publish answered 503 committed afterwards: ${outcome.value.queuedDeliveries} delivery(ies) of ${events} event(s) will be sent`,
+      );
     } else {
       const cause = isDatabaseUnavailable(outcome.error) ? 'the database is unavailable' : 'it failed';
-      this.logger.warn(`A publish answered 503 did not commit afterwards either (${cause}): ${(outcome.error as Error)?.message ?? String(outcome.error)}`);
+      this.logger.warn(
+        `A publish answered 503 did not commit afterwards either (${cause}): ${(outcome.error as Error)?.message ?? String(outcome.error)}`,
+      );
     }
   }
 }

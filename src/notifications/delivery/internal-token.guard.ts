@@ -15,7 +15,8 @@ export class InternalTokenGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     if (!this.expected) throw new NotFoundException();
-    if (!this.expected.matches(context.switchToHttp().getRequest<Request>().headers.authorization)) throw new UnauthorizedException('A valid internal API token is required');
+    if (!this.expected.matches(context.switchToHttp().getRequest<Request>().headers.authorization))
+      throw new UnauthorizedException('A valid internal API token is required');
     return true;
   }
 }

@@ -55,9 +55,16 @@ export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
           header('User-Agent', 'The service and its public site.', { type: 'string' }, 'Service/0.1.0 (+https://funding.example.com)'),
           header('X-Service-Type', 'The event type, as in the body.', { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, 'RATE_SPIKE'),
           header('X-Service-Event-Id', 'Stable id of the event: the same on every retry and redelivery.', { type: 'string' }),
-          header('X-Service-Attempt', 'Attempt number within this delivery, from 1.', { type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS }),
+          header('X-Service-Attempt', 'Attempt number within this delivery, from 1.', {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_ATTEMPTS,
+          }),
           header('X-Service-Timestamp', 'Unix time in seconds when this attempt was signed.', { type: 'integer' }, 1763800000),
-          header('X-Service-Signature', 'HMAC-SHA256 signature of `"<timestamp>.<raw body>"`.', { type: 'string', pattern: '^v1=[0-9a-f]{64}$' }),
+          header('X-Service-Signature', 'HMAC-SHA256 signature of `"<timestamp>.<raw body>"`.', {
+            type: 'string',
+            pattern: '^v1=[0-9a-f]{64}$',
+          }),
         ],
         requestBody: {
           required: true,

@@ -79,7 +79,12 @@ export class WebhookPublisher {
   private validated(event: PublishableEvent, index: number): PublishEventDto {
     const path = `events[${index}]`;
     // An invalid Date has no ISO string: it goes on as a string the validator refuses, naming createdAt.
-    const createdAt = event.createdAt instanceof Date ? (Number.isNaN(event.createdAt.getTime()) ? String(event.createdAt) : event.createdAt.toISOString()) : event.createdAt;
+    const createdAt =
+      event.createdAt instanceof Date
+        ? Number.isNaN(event.createdAt.getTime())
+          ? String(event.createdAt)
+          : event.createdAt.toISOString()
+        : event.createdAt;
     const plain = event.createdAt instanceof Date ? { ...event, createdAt } : event;
     // As received first (unknown keys, depth, payload numbers): class-transformer would drop keys and overflow on deep input.
     const rawErrors = rawInputErrors(PublishEventDto, plain, path);
@@ -105,9 +110,15 @@ function serialize(event: PublishEventDto, now: number, index: number): string {
   });
   if (Buffer.byteLength(body) > MAX_BODY_BYTES) {
     // The field limits of PublishEventDto keep a valid event below the cap; should one not, name the largest field.
-    const sizes = (['title', 'body', 'payload'] as const).map((field) => ({ field, bytes: Buffer.byteLength(JSON.stringify(event[field] ?? {})) }));
+    const sizes = (['title', 'body', 'payload'] as const).map((field) => ({
+      field,
+      bytes: Buffer.byteLength(JSON.stringify(event[field] ?? {})),
+    }));
     const largest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-    throw InvalidFieldsException.of(`events[${index}].${largest.field}`, `makes the delivery body larger than ${MAX_BODY_BYTES} bytes (it takes ${largest.bytes} bytes as JSON)`);
+    throw InvalidFieldsException.of(
+      `events[${index}].${largest.field}`,
+      `makes the delivery body larger than ${MAX_BODY_BYTES} bytes (it takes ${largest.bytes} bytes as JSON)`,
+    );
   }
   return body;
 }

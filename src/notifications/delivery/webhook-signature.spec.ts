@@ -17,7 +17,9 @@ describe('webhook signature', () => {
     const signature = signWebhook(secret, ts, body);
     expect(verifyWebhookSignature({ secret, timestamp: String(ts), signature, rawBody: body, toleranceSeconds: 300, now })).toBe(true);
     const upper = `v1=${signature.slice(3).toUpperCase()}`;
-    expect(verifyWebhookSignature({ secret, timestamp: ts, signature: upper, rawBody: Buffer.from(body), toleranceSeconds: 300, now })).toBe(true);
+    expect(
+      verifyWebhookSignature({ secret, timestamp: ts, signature: upper, rawBody: Buffer.from(body), toleranceSeconds: 300, now }),
+    ).toBe(true);
   });
 
   it.each([

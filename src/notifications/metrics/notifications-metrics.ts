@@ -47,7 +47,12 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   ) {
     this.registry = options.metricsRegistry ?? new Registry();
     const registers = [this.registry];
-    const attempts = new Counter({ name: NAMES.attempts, help: 'Webhook delivery attempts by outcome.', labelNames: ['outcome'], registers });
+    const attempts = new Counter({
+      name: NAMES.attempts,
+      help: 'Webhook delivery attempts by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
     const attemptSeconds = new Histogram({
       name: NAMES.attemptSeconds,
       help: 'Duration of webhook delivery attempts.',
@@ -55,7 +60,12 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       buckets: ATTEMPT_SECONDS_BUCKETS,
       registers,
     });
-    const finished = new Counter({ name: NAMES.finished, help: 'Deliveries that reached a final state.', labelNames: ['state'], registers });
+    const finished = new Counter({
+      name: NAMES.finished,
+      help: 'Deliveries that reached a final state.',
+      labelNames: ['state'],
+      registers,
+    });
     const tickSeconds = new Histogram({
       name: NAMES.tickSeconds,
       help: 'Duration of scheduler runs that claim due retries.',
@@ -78,8 +88,16 @@ export class NotificationsMetrics implements OnApplicationShutdown {
         this.set(engine.openCircuits());
       },
     });
-    const circuitsOpened = new Counter({ name: NAMES.circuitsOpened, help: 'Times an endpoint stopped answering and its circuit opened.', registers });
-    const parked = new Counter({ name: NAMES.parked, help: 'Deliveries parked (not attempted, not failed) while their endpoint\'s circuit was open.', registers });
+    const circuitsOpened = new Counter({
+      name: NAMES.circuitsOpened,
+      help: 'Times an endpoint stopped answering and its circuit opened.',
+      registers,
+    });
+    const parked = new Counter({
+      name: NAMES.parked,
+      help: "Deliveries parked (not attempted, not failed) while their endpoint's circuit was open.",
+      registers,
+    });
     // Zero series exist from the start, so rate() and alerts see every label before its first event.
     for (const outcome of OUTCOMES) {
       attempts.inc({ outcome }, 0);

@@ -42,7 +42,13 @@ export class CreateWebhookDeliveries1763900000000 implements MigrationInterface 
           { name: 'ix_webhook_deliveries_lock', columnNames: ['locked_by'] },
         ],
         foreignKeys: [
-          { name: 'fk_webhook_deliveries_event', columnNames: ['event_id'], referencedTableName: 'webhook_events', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            name: 'fk_webhook_deliveries_event',
+            columnNames: ['event_id'],
+            referencedTableName: 'webhook_events',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
       }),
     );
@@ -62,7 +68,13 @@ export class CreateWebhookDeliveries1763900000000 implements MigrationInterface 
         ],
         indices: [{ name: 'ix_webhook_delivery_attempts_delivery', columnNames: ['delivery_id'] }],
         foreignKeys: [
-          { name: 'fk_webhook_delivery_attempts_delivery', columnNames: ['delivery_id'], referencedTableName: 'webhook_deliveries', referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+          {
+            name: 'fk_webhook_delivery_attempts_delivery',
+            columnNames: ['delivery_id'],
+            referencedTableName: 'webhook_deliveries',
+            referencedColumnNames: ['id'],
+            onDelete: 'CASCADE',
+          },
         ],
       }),
     );

@@ -26,7 +26,10 @@ export class AddAutoDisableAndRetentionIndexes1764000000000 implements Migration
       await queryRunner.query('ALTER TABLE "notification_preferences" ADD COLUMN "consecutive_failures" integer NOT NULL DEFAULT (0)');
       await queryRunner.query('ALTER TABLE "notification_preferences" ADD COLUMN "disabled_reason" varchar(255)');
     }
-    await queryRunner.createIndex('webhook_deliveries', new TableIndex({ name: 'ix_webhook_deliveries_retention', columnNames: ['status', 'updated_at'] }));
+    await queryRunner.createIndex(
+      'webhook_deliveries',
+      new TableIndex({ name: 'ix_webhook_deliveries_retention', columnNames: ['status', 'updated_at'] }),
+    );
     await queryRunner.createIndex('webhook_deliveries', new TableIndex({ name: 'ix_webhook_deliveries_event', columnNames: ['event_id'] }));
   }
 

@@ -82,7 +82,9 @@ export class NotificationPreferenceRepository {
    * Adds failed deliveries to enabled preferences (`count` each), one UPDATE per distinct count and chunk of
    * keys, then reads the new counts back in one SELECT per chunk. Answers the preferences still enabled.
    */
-  async countFailures(failures: readonly { key: PreferenceKey; count: number }[]): Promise<{ userId: number; type: EventType; consecutiveFailures: number }[]> {
+  async countFailures(
+    failures: readonly { key: PreferenceKey; count: number }[],
+  ): Promise<{ userId: number; type: EventType; consecutiveFailures: number }[]> {
     for (const count of new Set(failures.map((failure) => failure.count))) {
       const keys = failures.filter((failure) => failure.count === count).map((failure) => failure.key);
       for (const chunk of chunks(keys)) {
@@ -161,7 +163,11 @@ function chunks<T>(items: readonly T[]): T[][] {
 function anyOf(keys: readonly PreferenceKey[]): Brackets {
   return new Brackets((where) =>
     keys.forEach(({ userId, type, channel }, j) =>
-      where.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, { [`u${j}`]: userId, [`t${j}`]: type, [`c${j}`]: channel }),
+      where.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, {
+        [`u${j}`]: userId,
+        [`t${j}`]: type,
+        [`c${j}`]: channel,
+      }),
     ),
   );
 }

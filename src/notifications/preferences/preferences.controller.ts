@@ -48,7 +48,7 @@ export class PreferencesController {
   @ApiOperation({
     summary: "Replace the signing secret of one event type's webhook",
     description:
-      'Generates a new signing secret for the type\'s configured webhook (enabled or not) and returns it once in `webhookSecret`. ' +
+      "Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. " +
       'The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. ' +
       'A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.',
   })

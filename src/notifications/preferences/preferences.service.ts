@@ -111,7 +111,8 @@ export class PreferencesService {
     const disabled: DisabledWebhook[] = [];
     for (const { userId, type, consecutiveFailures: failures } of counted.filter((row) => row.consecutiveFailures >= policy.disableAfter)) {
       const reason = `disabled after ${failures} consecutive failed deliveries on ${new Date(policy.now).toISOString()}`;
-      if (await this.preferences.disableAfterFailures(key({ userId, type }), policy.disableAfter, reason)) disabled.push({ userId, type, failures });
+      if (await this.preferences.disableAfterFailures(key({ userId, type }), policy.disableAfter, reason))
+        disabled.push({ userId, type, failures });
     }
     return disabled;
   }
@@ -139,7 +140,10 @@ export class PreferencesService {
           source: preference ? PreferenceSource.USER : PreferenceSource.DEFAULT,
         };
         if (channel !== WEBHOOK) return row;
-        return withDisabledReason({ ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) }, preference);
+        return withDisabledReason(
+          { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) },
+          preference,
+        );
       }),
     );
   }
@@ -162,7 +166,9 @@ export class PreferencesService {
       enabled.map((p) => {
         const secret = secrets.get(p.id);
         const target: WebhookTarget =
-          typeof secret === 'string' ? { url: p.webhookUrl!, secret } : { url: p.webhookUrl!, secret: null, unusableSecret: secret?.message ?? NO_SIGNING_SECRET };
+          typeof secret === 'string'
+            ? { url: p.webhookUrl!, secret }
+            : { url: p.webhookUrl!, secret: null, unusableSecret: secret?.message ?? NO_SIGNING_SECRET };
         return [webhookKey(p.userId, p.type), target];
       }),
     );

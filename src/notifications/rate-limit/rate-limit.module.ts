@@ -16,11 +16,16 @@ export const RATE_LIMIT_STORAGE = Symbol('RATE_LIMIT_STORAGE');
 @Module({
   imports: [ClockModule],
   providers: [
-    { provide: RATE_LIMITS, inject: [NOTIFICATIONS_OPTIONS], useFactory: (o: NotificationsModuleOptions) => resolveRateLimits(o.rateLimits) },
+    {
+      provide: RATE_LIMITS,
+      inject: [NOTIFICATIONS_OPTIONS],
+      useFactory: (o: NotificationsModuleOptions) => resolveRateLimits(o.rateLimits),
+    },
     {
       provide: RATE_LIMIT_STORAGE,
       inject: [NOTIFICATIONS_OPTIONS, Clock],
-      useFactory: (o: NotificationsModuleOptions, clock: Clock) => (o.rateLimits && o.rateLimits.storage) || new ClockThrottlerStorage(clock),
+      useFactory: (o: NotificationsModuleOptions, clock: Clock) =>
+        (o.rateLimits && o.rateLimits.storage) || new ClockThrottlerStorage(clock),
     },
   ],
   exports: [RATE_LIMITS, RATE_LIMIT_STORAGE],

@@ -31,7 +31,8 @@ export class UserRateLimitGuard extends ThrottlerGuard {
           limit,
           ttl: ttlMs,
           setHeaders: false,
-          skipIf: name === 'settings' ? undefined : (context: ExecutionContext) => reflector.get(RATE_LIMIT_TIER, context.getHandler()) !== name,
+          skipIf:
+            name === 'settings' ? undefined : (context: ExecutionContext) => reflector.get(RATE_LIMIT_TIER, context.getHandler()) !== name,
         })),
         errorMessage: (_, detail) => tooManyRequestsMessage(detail),
       },

@@ -9,7 +9,11 @@ describe('retentionSettings', () => {
   });
 
   it('takes the configured ages', () => {
-    expect(retentionSettings(options({ deliveredDays: 7, failedDays: 14, batchSize: 50 }))).toEqual({ deliveredMs: 7 * DAY, failedMs: 14 * DAY, batchSize: 50 });
+    expect(retentionSettings(options({ deliveredDays: 7, failedDays: 14, batchSize: 50 }))).toEqual({
+      deliveredMs: 7 * DAY,
+      failedMs: 14 * DAY,
+      batchSize: 50,
+    });
   });
 
   it.each([

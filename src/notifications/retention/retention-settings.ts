@@ -17,7 +17,11 @@ export const RETENTION_SETTINGS = Symbol('RETENTION_SETTINGS');
 export const DEFAULT_RETENTION = { deliveredDays: 30, failedDays: 90, batchSize: 1000 } as const;
 
 export function retentionSettings(options: NotificationsModuleOptions): RetentionSettings {
-  const { deliveredDays = DEFAULT_RETENTION.deliveredDays, failedDays = DEFAULT_RETENTION.failedDays, batchSize = DEFAULT_RETENTION.batchSize } = options.retention ?? {};
+  const {
+    deliveredDays = DEFAULT_RETENTION.deliveredDays,
+    failedDays = DEFAULT_RETENTION.failedDays,
+    batchSize = DEFAULT_RETENTION.batchSize,
+  } = options.retention ?? {};
   return {
     deliveredMs: positiveInteger('retention.deliveredDays', deliveredDays) * DAY_MS,
     failedMs: positiveInteger('retention.failedDays', failedDays) * DAY_MS,

@@ -35,7 +35,9 @@ export class RetentionService {
   async onSchedule(): Promise<void> {
     try {
       const report = await this.purge();
-      this.logger.log(`Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events`);
+      this.logger.log(
+        `Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events`,
+      );
     } catch (error) {
       this.logger.error('Retention run failed', (error as Error).stack);
     }

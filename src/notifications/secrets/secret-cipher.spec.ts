@@ -65,7 +65,13 @@ describe('SecretCipher', () => {
     [[], 'At least one'],
     [[{ id: 'k1', key: randomBytes(16) }], 'must be 32 bytes'],
     [[{ id: 'bad id', key: randomBytes(32) }], 'must be 1-32 characters'],
-    [[{ id: 'k1', key: randomBytes(32) }, { id: 'k1', key: randomBytes(32) }], 'unique'],
+    [
+      [
+        { id: 'k1', key: randomBytes(32) },
+        { id: 'k1', key: randomBytes(32) },
+      ],
+      'unique',
+    ],
   ])('rejects a bad key ring %#', (keys, message) => {
     expect(() => new SecretCipher(keys)).toThrow(message);
   });

@@ -20,7 +20,9 @@ export interface ReencryptionReport {
 export class UnconfiguredKeysError extends Error {
   constructor(readonly rowsByKeyId: ReadonlyMap<string, number>) {
     const list = [...rowsByKeyId].map(([keyId, rows]) => `"${keyId}" (${rows} secret${rows === 1 ? '' : 's'})`).join(', ');
-    super(`Signing secrets are sealed with encryption key id(s) that are not configured: ${list}. Configure those keys after the newest one and run again.`);
+    super(
+      `Signing secrets are sealed with encryption key id(s) that are not configured: ${list}. Configure those keys after the newest one and run again.`,
+    );
     this.name = 'UnconfiguredKeysError';
   }
 }
@@ -67,7 +69,9 @@ export class SecretsReencryption {
       return this.cipher.open(row, associatedData(row.preferenceId));
     } catch (error) {
       if (error instanceof UnknownEncryptionKeyError) throw new UnconfiguredKeysError(new Map([[row.keyId, 1]]));
-      throw new Error(`The signing secret in row ${row.id} does not decrypt with key "${row.keyId}": wrong key for that id, or a damaged row`);
+      throw new Error(
+        `The signing secret in row ${row.id} does not decrypt with key "${row.keyId}": wrong key for that id, or a damaged row`,
+      );
     }
   }
 }

@@ -13,9 +13,7 @@ export class CidrList {
   }
 
   static parse(cidrs: readonly string[] | string): CidrList {
-    const entries = (typeof cidrs === 'string' ? [cidrs] : cidrs)
-      .flatMap((chunk) => chunk.split(/[\s,]+/))
-      .filter((entry) => entry !== '');
+    const entries = (typeof cidrs === 'string' ? [cidrs] : cidrs).flatMap((chunk) => chunk.split(/[\s,]+/)).filter((entry) => entry !== '');
     return new CidrList(entries.map(parseNetwork));
   }
 

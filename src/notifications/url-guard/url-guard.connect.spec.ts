@@ -3,13 +3,7 @@ import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:https';
 import { type AddressInfo, connect, type LookupFunction, type TcpNetConnectOpts } from 'node:net';
 import { generate } from 'selfsigned';
-import {
-  type HostResolver,
-  UnsafeWebhookUrlError,
-  WEBHOOK_BLOCKED_CODE,
-  WebhookAddressBlockedError,
-  WebhookUrlGuard,
-} from './url-guard';
+import { type HostResolver, UnsafeWebhookUrlError, WEBHOOK_BLOCKED_CODE, WebhookAddressBlockedError, WebhookUrlGuard } from './url-guard';
 
 const RECEIVER = 'receiver.test';
 const PUBLIC_IPV4 = '93.184.215.14';
@@ -22,18 +16,24 @@ type RecordingResolver = HostResolver & { calls: string[] };
 /** Answers each call with the next entry of `answersPerCall` (the last one repeats), recording the names asked. */
 function resolverAnswering(...answersPerCall: string[][]): RecordingResolver {
   const calls: string[] = [];
-  return Object.assign(async (hostname: string) => {
-    calls.push(hostname);
-    return answersPerCall[Math.min(calls.length, answersPerCall.length) - 1];
-  }, { calls });
+  return Object.assign(
+    async (hostname: string) => {
+      calls.push(hostname);
+      return answersPerCall[Math.min(calls.length, answersPerCall.length) - 1];
+    },
+    { calls },
+  );
 }
 
 function failingResolver(code: string): RecordingResolver {
   const calls: string[] = [];
-  return Object.assign(async (hostname: string) => {
-    calls.push(hostname);
-    throw Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), { code });
-  }, { calls });
+  return Object.assign(
+    async (hostname: string) => {
+      calls.push(hostname);
+      throw Object.assign(new Error(`getaddrinfo ${code} ${hostname}`), { code });
+    },
+    { calls },
+  );
 }
 
 interface LookupResult {
@@ -209,7 +209,11 @@ describe('WebhookUrlGuard.createLookup options', () => {
 
   it.each([
     ['an IPv4 literal', '127.0.0.1', 'must not target a loopback address (127.0.0.0/8)'],
-    ['an IPv6 literal', '::ffff:169.254.169.254', 'must not target an IPv4-mapped address (::ffff:0:0/96) embedding a link-local address (169.254.0.0/16)'],
+    [
+      'an IPv6 literal',
+      '::ffff:169.254.169.254',
+      'must not target an IPv4-mapped address (::ffff:0:0/96) embedding a link-local address (169.254.0.0/16)',
+    ],
     ['localhost', 'localhost', 'must not target a loopback address (127.0.0.0/8)'],
   ])('checks %s itself, without the resolver', async (_case, hostname, message) => {
     const resolver = resolverAnswering([PUBLIC_IPV4]);

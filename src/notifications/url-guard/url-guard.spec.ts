@@ -8,17 +8,23 @@ const dnsError = (code: string) => Object.assign(new Error(`getaddrinfo ${code} 
 /** A resolver that records the names it was asked for (kept runner-neutral: no jest/vitest mocks). */
 function resolvingTo(...answers: string[]): HostResolver & { calls: string[] } {
   const calls: string[] = [];
-  return Object.assign(async (hostname: string) => {
-    calls.push(hostname);
-    return answers;
-  }, { calls });
+  return Object.assign(
+    async (hostname: string) => {
+      calls.push(hostname);
+      return answers;
+    },
+    { calls },
+  );
 }
 function failingWith(error: Error): HostResolver & { calls: string[] } {
   const calls: string[] = [];
-  return Object.assign(async (hostname: string) => {
-    calls.push(hostname);
-    throw error;
-  }, { calls });
+  return Object.assign(
+    async (hostname: string) => {
+      calls.push(hostname);
+      throw error;
+    },
+    { calls },
+  );
 }
 const noDns: HostResolver = () => Promise.reject(new Error('the resolver must not be called'));
 
@@ -224,7 +230,9 @@ describe('WebhookUrlGuard.assertSafeToSave', () => {
   );
 
   it('accepts a name with no answers', async () => {
-    await expect(new WebhookUrlGuard({ resolver: resolvingTo() }).assertSafeToSave('https://hooks.example.com/x')).resolves.toBeInstanceOf(URL);
+    await expect(new WebhookUrlGuard({ resolver: resolvingTo() }).assertSafeToSave('https://hooks.example.com/x')).resolves.toBeInstanceOf(
+      URL,
+    );
   });
 
   it('lets an unexpected resolver failure through instead of treating it as "does not resolve"', async () => {

@@ -10,6 +10,7 @@ export { UnsafeWebhookUrlError, WEBHOOK_BLOCKED_CODE, WebhookAddressBlockedError
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
 // The WHATWG parser silently strips or percent-encodes these, so the stored URL would differ from what was typed.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\u0000-\u0020\u007f]/;
 const LOCALHOST = /(^|\.)localhost\.*$/i;
 const LOOPBACK_ADDRESSES: readonly string[] = ['127.0.0.1', '::1'];
@@ -97,9 +98,7 @@ export class WebhookUrlGuard {
     return (hostname, options, callback) => {
       this.lookupForConnect(hostname, options).then(
         (addresses) =>
-          process.nextTick(() =>
-            options.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family),
-          ),
+          process.nextTick(() => (options.all ? callback(null, addresses) : callback(null, addresses[0].address, addresses[0].family))),
         (error: NodeJS.ErrnoException) => process.nextTick(() => callback(error, options.all ? [] : '')),
       );
     };

@@ -63,7 +63,8 @@ export class DeliveryDto {
     nullable: true,
     description:
       'Why a PENDING delivery waits beyond its schedule: its endpoint stopped answering, so its deliveries are parked (not failed, no attempt used) until a probe gets an answer at `nextAttemptAt`. Null otherwise.',
-    example: 'endpoint unreachable (5 attempts in a row timed out or failed to connect); circuit open, next try at 2026-11-24T10:15:30.000Z',
+    example:
+      'endpoint unreachable (5 attempts in a row timed out or failed to connect); circuit open, next try at 2026-11-24T10:15:30.000Z',
   })
   waitingReason: string | null;
 

@@ -53,7 +53,8 @@ export class CircuitBreaker {
     }
     this.failures++;
     const probing = this.openUntil !== null && now >= this.openUntil;
-    if (this.settings.failuresToOpen === 0 || (!probing && (this.openUntil !== null || this.failures < this.settings.failuresToOpen))) return false;
+    if (this.settings.failuresToOpen === 0 || (!probing && (this.openUntil !== null || this.failures < this.settings.failuresToOpen)))
+      return false;
     this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
     this.openUntil = now + this.coolDownMs;
     return true;

@@ -103,16 +103,33 @@ export class DeliveryOutboxRepository {
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
     await this.dataSource.transaction(async (manager) => {
-      await insertRows(manager, 'webhook_events', ['id', 'user_id', 'type', 'body', 'created_at'], events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]));
+      await insertRows(
+        manager,
+        'webhook_events',
+        ['id', 'user_id', 'type', 'body', 'created_at'],
+        events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
+      );
       await insertDeliveries(manager, events, placeOf, lease);
     });
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
     // Only the new ids are read back: the rest is known already.
-    const rows: { id: number | string; event_id: string }[] = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
+    const rows: { id: number | string; event_id: string }[] = await this.dataSource.query(
+      'SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?',
+      [lease.token],
+    );
     const byId = new Map(events.map((event) => [event.id, event]));
     return rows.map((row) => {
       const event = byId.get(row.event_id)!;
-      return { id: Number(row.id), eventId: event.id, userId: event.userId, type: event.type, attemptCount: 0, lockToken: lease.token, lockedUntil: lease.until, body: event.body };
+      return {
+        id: Number(row.id),
+        eventId: event.id,
+        userId: event.userId,
+        type: event.type,
+        attemptCount: 0,
+        lockToken: lease.token,
+        lockedUntil: lease.until,
+        body: event.body,
+      };
     });
   }
 
@@ -137,7 +154,11 @@ export class DeliveryOutboxRepository {
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     let exhausted = true;
     const claimed = await shortTransaction(this.dataSource, async (manager) => {
-      const candidates = this.due(manager, lease.now).select('d.id', 'id').addSelect('d.userId', 'userId').orderBy('d.nextAttemptAt', 'ASC').limit(scanLimit);
+      const candidates = this.due(manager, lease.now)
+        .select('d.id', 'id')
+        .addSelect('d.userId', 'userId')
+        .orderBy('d.nextAttemptAt', 'ASC')
+        .limit(scanLimit);
       if (excluded.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded });
       if (isMySql(this.dataSource)) candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const rows = await candidates.getRawMany<{ id: number | string; userId: number | string }>();
@@ -163,7 +184,13 @@ export class DeliveryOutboxRepository {
    * pending delivery of the same user and types that is free and due before then: none of them is failed, each gets
    * its attempts on schedule once the endpoint answers.
    */
-  async park(claims: readonly ClaimedDelivery[], endpoint: { userId: number; types: readonly EventType[] }, until: number, reason: string, now: number): Promise<number> {
+  async park(
+    claims: readonly ClaimedDelivery[],
+    endpoint: { userId: number; types: readonly EventType[] },
+    until: number,
+    reason: string,
+    now: number,
+  ): Promise<number> {
     let parked = 0;
     for (const [token, ids] of byToken(claims)) {
       const result = await this.dataSource
@@ -199,7 +226,10 @@ export class DeliveryOutboxRepository {
   async recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
     if (attempts.length === 0) return [];
     return shortTransaction(this.dataSource, async (manager) => {
-      const held = await this.leaseHolders(manager, attempts.map(({ claim }) => claim.id));
+      const held = await this.leaseHolders(
+        manager,
+        attempts.map(({ claim }) => claim.id),
+      );
       const stored = attempts.map(({ claim }) => held.get(claim.id) === claim.lockToken);
       const kept = attempts.filter((_, index) => stored[index]);
       if (kept.length === 0) return stored;
@@ -285,10 +315,15 @@ export class DeliveryOutboxRepository {
     const manager = this.dataSource.manager;
     const due = capped(this.due(manager, now), 'due_rows');
     const inFlight = capped(
-      manager.createQueryBuilder(WebhookDelivery, 'd').where('d.lockedBy IS NOT NULL AND d.lockedUntil >= :now AND d.status = :pending', { now, pending: DeliveryStatus.PENDING }),
+      manager
+        .createQueryBuilder(WebhookDelivery, 'd')
+        .where('d.lockedBy IS NOT NULL AND d.lockedUntil >= :now AND d.status = :pending', { now, pending: DeliveryStatus.PENDING }),
       'leased_rows',
     );
-    const failed = capped(manager.createQueryBuilder(WebhookDelivery, 'd').where('d.status = :failed', { failed: DeliveryStatus.FAILED }), 'failed_rows');
+    const failed = capped(
+      manager.createQueryBuilder(WebhookDelivery, 'd').where('d.status = :failed', { failed: DeliveryStatus.FAILED }),
+      'failed_rows',
+    );
     const [row] = await this.dataSource.query<{ due: number | string; inFlight: number | string; failed: number | string }[]>(
       `SELECT ${due.sql} AS due, ${inFlight.sql} AS inFlight, ${failed.sql} AS failed`,
       [...due.params, ...inFlight.params, ...failed.params],
@@ -314,7 +349,12 @@ export class DeliveryOutboxRepository {
       if (rows.length === 0) return { matched: 0, deliveries: 0, attempts: 0, events: 0 };
       const ids = rows.map((row) => Number(row.id));
       const eventIds = [...new Set(rows.map((row) => row.eventId))];
-      const attempts = await manager.createQueryBuilder().delete().from(WebhookDeliveryAttempt).where('delivery_id IN (:...ids)', { ids }).execute();
+      const attempts = await manager
+        .createQueryBuilder()
+        .delete()
+        .from(WebhookDeliveryAttempt)
+        .where('delivery_id IN (:...ids)', { ids })
+        .execute();
       const deliveries = await manager.createQueryBuilder().delete().from(WebhookDelivery).where('id IN (:...ids)', { ids }).execute();
       const events = await manager
         .createQueryBuilder()
@@ -347,12 +387,18 @@ export class DeliveryOutboxRepository {
 
   /** The deliveries leased with `lease` (just now), with their bodies. Plain SQL: on the hot path of every claim. */
   private async claimedBy(lease: Lease): Promise<ClaimedDelivery[]> {
-    const rows: { id: number | string; event_id: string; user_id: number | string; type: EventType; attempt_count: number | string; body: string }[] =
-      await this.dataSource.query(
-        'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body FROM webhook_deliveries d ' +
-          'INNER JOIN webhook_events e ON e.id = d.event_id WHERE d.locked_by = ? ORDER BY d.id',
-        [lease.token],
-      );
+    const rows: {
+      id: number | string;
+      event_id: string;
+      user_id: number | string;
+      type: EventType;
+      attempt_count: number | string;
+      body: string;
+    }[] = await this.dataSource.query(
+      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body FROM webhook_deliveries d ' +
+        'INNER JOIN webhook_events e ON e.id = d.event_id WHERE d.locked_by = ? ORDER BY d.id',
+      [lease.token],
+    );
     return rows.map((row) => ({
       id: Number(row.id),
       eventId: row.event_id,
@@ -401,12 +447,36 @@ function insertDeliveries(
   return insertRows(
     manager,
     'webhook_deliveries',
-    ['event_id', 'user_id', 'type', 'status', 'attempt_count', 'next_attempt_at', 'locked_by', 'locked_until', 'waiting_reason', 'created_at', 'updated_at'],
+    [
+      'event_id',
+      'user_id',
+      'type',
+      'status',
+      'attempt_count',
+      'next_attempt_at',
+      'locked_by',
+      'locked_until',
+      'waiting_reason',
+      'created_at',
+      'updated_at',
+    ],
     events.map((e) => {
       const placement = placeOf(e as NewEvent);
       const leased = placement === 'lease';
       const parked = typeof placement === 'object' ? placement : null;
-      return [e.id, e.userId, e.type, DeliveryStatus.PENDING, 0, parked?.parkUntil ?? lease.now, leased ? lease.token : null, leased ? lease.until : null, parked?.reason ?? null, lease.now, lease.now];
+      return [
+        e.id,
+        e.userId,
+        e.type,
+        DeliveryStatus.PENDING,
+        0,
+        parked?.parkUntil ?? lease.now,
+        leased ? lease.token : null,
+        leased ? lease.until : null,
+        parked?.reason ?? null,
+        lease.now,
+        lease.now,
+      ];
     }),
   );
 }
@@ -422,7 +492,11 @@ function byToken(claims: readonly ClaimedDelivery[]): [string, number[]][] {
 }
 
 /** The first `limit` ids in order, taking at most `quota(user)` of any one user. */
-function fairShare(rows: readonly { id: number | string; userId: number | string }[], limit: number, quota: (userId: number) => number): number[] {
+function fairShare(
+  rows: readonly { id: number | string; userId: number | string }[],
+  limit: number,
+  quota: (userId: number) => number,
+): number[] {
   const taken = new Map<number, number>();
   const ids: number[] = [];
   for (const row of rows) {

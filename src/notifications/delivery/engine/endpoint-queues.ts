@@ -103,7 +103,8 @@ export class EndpointQueues<T extends QueuedAttempt> {
    */
   admission(endpoint: EndpointKey, now: number, adding = 0): 'hold' | 'outbox' | { parkUntil: number; reason: string } {
     const known = this.endpoints.get(endpoint);
-    if (known?.breaker.isOpen && known.breaker.allowance(1, now) === 0) return { parkUntil: known.breaker.reopensAt!, reason: known.breaker.describe() };
+    if (known?.breaker.isOpen && known.breaker.allowance(1, now) === 0)
+      return { parkUntil: known.breaker.reopensAt!, reason: known.breaker.describe() };
     return (known?.held ?? 0) + adding >= this.limits.heldPerEndpoint ? 'outbox' : 'hold';
   }
 

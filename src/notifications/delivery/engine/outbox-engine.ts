@@ -200,13 +200,19 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     try {
       targets = known ?? (await this.preferences.webhookTargets(claims));
     } catch (error) {
-      this.logger.error(`Webhook targets of ${claims.length} deliveries could not be read; released for a later run`, (error as Error).stack);
+      this.logger.error(
+        `Webhook targets of ${claims.length} deliveries could not be read; released for a later run`,
+        (error as Error).stack,
+      );
       await this.outbox.release(claims);
       this.noteBacklog();
       return;
     }
     const now = this.clock.now();
-    const parked = new Map<EndpointKey, { userId: number; types: Set<EventType>; until: number; reason: string; claims: ClaimedDelivery[] }>();
+    const parked = new Map<
+      EndpointKey,
+      { userId: number; types: Set<EventType>; until: number; reason: string; claims: ClaimedDelivery[] }
+    >();
     for (const claim of claims) {
       const target = targets.get(webhookKey(claim.userId, claim.type));
       if (!target) {
@@ -216,7 +222,13 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       const endpoint = endpointKeyOf(claim.userId, target.url);
       const admission = this.queues.admission(endpoint, now, 0);
       if (typeof admission === 'object') {
-        const group = parked.get(endpoint) ?? { userId: claim.userId, types: new Set(), until: admission.parkUntil, reason: admission.reason, claims: [] };
+        const group = parked.get(endpoint) ?? {
+          userId: claim.userId,
+          types: new Set(),
+          until: admission.parkUntil,
+          reason: admission.reason,
+          claims: [],
+        };
         group.types.add(claim.type);
         group.claims.push(claim);
         parked.set(endpoint, group);
@@ -283,17 +295,33 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
     const { result, status } = record;
     const { outcome, durationMs, statusCode } = result;
-    this.events.emit('attemptRecorded', { deliveryId, eventId, userId, type, attemptNumber: attemptCount + 1, outcome, durationMs, statusCode, status });
+    this.events.emit('attemptRecorded', {
+      deliveryId,
+      eventId,
+      userId,
+      type,
+      attemptNumber: attemptCount + 1,
+      outcome,
+      durationMs,
+      statusCode,
+      status,
+    });
   }
 
   private async circuitOpened(opened: CircuitOpened<Job>): Promise<void> {
     const host = opened.endpoint.slice(opened.endpoint.indexOf(' ') + 1);
-    const waiting = await this.park(opened.parked.map((job) => job.claim), opened);
+    const waiting = await this.park(
+      opened.parked.map((job) => job.claim),
+      opened,
+    );
     this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${waiting} deliveries parked until then`);
     this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: waiting });
   }
 
-  private async park(claims: readonly ClaimedDelivery[], endpoint: { userId: number; types: readonly EventType[]; until: number; reason: string }): Promise<number> {
+  private async park(
+    claims: readonly ClaimedDelivery[],
+    endpoint: { userId: number; types: readonly EventType[]; until: number; reason: string },
+  ): Promise<number> {
     const parked = await this.outbox.park(claims, endpoint, endpoint.until, endpoint.reason, this.clock.now());
     this.events.emit('deliveriesParked', { userId: endpoint.userId, count: parked, until: endpoint.until });
     return parked;
@@ -334,7 +362,9 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
 
   private track<T>(work: Promise<T>): Promise<T> {
     this.tracked.add(work);
-    void work.catch((error: unknown) => this.logger.error('Delivery work failed', (error as Error).stack)).finally(() => this.tracked.delete(work));
+    void work
+      .catch((error: unknown) => this.logger.error('Delivery work failed', (error as Error).stack))
+      .finally(() => this.tracked.delete(work));
     return work;
   }
 }

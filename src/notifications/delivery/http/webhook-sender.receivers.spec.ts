@@ -77,7 +77,11 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
    * A TLS server on 127.0.0.1 that answers each whole request (head + Content-Length body) with the given raw bytes,
    * written as separate writes in order, keeping the connection open unless a part is `'end'`.
    */
-  async function rawReceiver(answer: (requestIndex: number) => Array<string | 'end'>, tls: TlsOptions = {}, pems?: Pems): Promise<RawReceiver> {
+  async function rawReceiver(
+    answer: (requestIndex: number) => Array<string | 'end'>,
+    tls: TlsOptions = {},
+    pems?: Pems,
+  ): Promise<RawReceiver> {
     const { key, cert } = pems ?? loopbackCertificate;
     const sockets = new Set<TLSSocket>();
     const receiver = { url: '', caPem: cert, connections: 0, requests: 0 };
@@ -113,7 +117,9 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
     });
 
     it('records a 100 Continue followed by 500 as http_error 500', async () => {
-      const receiver = await rawReceiver(() => ['HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\ndown']);
+      const receiver = await rawReceiver(() => [
+        'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\ndown',
+      ]);
 
       const result = await post(trusting, receiver.url);
 
@@ -123,7 +129,10 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
     it.each([
       ['102 Processing', 'HTTP/1.1 102 Processing\r\n\r\n'],
       ['103 Early Hints with headers', 'HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\n\r\n'],
-      ['100, 102 and 103 in a row', 'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n'],
+      [
+        '100, 102 and 103 in a row',
+        'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\n',
+      ],
       ['a 100 with a header, no reason phrase and bare LF line ends', 'HTTP/1.1 100\nX-Trace: 1\n\n'],
     ])('records %s followed by 204 as success', async (_label, interim) => {
       const receiver = await rawReceiver(() => [interim + 'HTTP/1.1 204 No Content\r\n\r\n']);
@@ -183,7 +192,9 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
 
   describe('3xx: only the redirect statuses are redirects', () => {
     it.each([301, 302, 303, 307, 308])('reports %i as a redirect not followed', async (status) => {
-      const receiver = await rawReceiver(() => [`HTTP/1.1 ${status} Moved\r\nLocation: https://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n`]);
+      const receiver = await rawReceiver(() => [
+        `HTTP/1.1 ${status} Moved\r\nLocation: https://127.0.0.1:1/elsewhere\r\nContent-Length: 0\r\n\r\n`,
+      ]);
 
       const result = await post(trusting, receiver.url);
 
@@ -258,7 +269,10 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
     });
 
     it('a receiver that alerts handshake_failure (no cipher in common)', async () => {
-      const receiver = await rawReceiver(() => ['HTTP/1.1 204 No Content\r\n\r\n'], { maxVersion: 'TLSv1.2', ciphers: 'NULL-SHA256:@SECLEVEL=0' });
+      const receiver = await rawReceiver(() => ['HTTP/1.1 204 No Content\r\n\r\n'], {
+        maxVersion: 'TLSv1.2',
+        ciphers: 'NULL-SHA256:@SECLEVEL=0',
+      });
 
       const result = await post(trusting, receiver.url);
 

@@ -171,9 +171,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       const count = 200;
 
       const startedAt = performance.now();
-      const results = await Promise.all(
-        Array.from({ length: count }, (_, i) => post(target, receiver.url(`/hook/${i}`), `{"n":${i}}`)),
-      );
+      const results = await Promise.all(Array.from({ length: count }, (_, i) => post(target, receiver.url(`/hook/${i}`), `{"n":${i}}`)));
       const elapsedMs = performance.now() - startedAt;
 
       const outcomes = results.map((result) => result.outcome);
@@ -316,7 +314,9 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       const result = await post(target, `https://other.test:${receiver.port}/hook`);
 
       expect(result.outcome).toBe('tls_error');
-      expect(result.error).toMatch(/^hostname does not match certificate \(Host: other\.test\. is not in the cert's altnames: .*receiver\.test.*\)$/);
+      expect(result.error).toMatch(
+        /^hostname does not match certificate \(Host: other\.test\. is not in the cert's altnames: .*receiver\.test.*\)$/,
+      );
       expect(receiver.requests).toHaveLength(0);
     });
   });

@@ -52,7 +52,10 @@ export class WebhookSender {
     this.guard = options.guard;
     this.timeoutMs = positiveInteger('WebhookSender timeoutMs', options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
     this.maxResponseBytes = positiveInteger('WebhookSender maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
-    const connections = positiveInteger('WebhookSender connectionsPerOrigin', options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN);
+    const connections = positiveInteger(
+      'WebhookSender connectionsPerOrigin',
+      options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
+    );
     this.agent = new Agent({
       connections,
       pipelining: 1,

@@ -55,7 +55,9 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
   // Never throws: a batch that cannot be written is logged and not retried, so no failure is counted twice.
   private async record(batch: AttemptRecorded[]): Promise<void[]> {
     try {
-      const runs = foldFinished(batch.map(({ userId, type, status }) => ({ userId, type, delivered: status === DeliveryStatus.DELIVERED })));
+      const runs = foldFinished(
+        batch.map(({ userId, type, status }) => ({ userId, type, delivered: status === DeliveryStatus.DELIVERED })),
+      );
       const disabled = await this.preferences.recordFinishedRuns(runs, { disableAfter: this.disableAfter, now: this.clock.now() });
       for (const { userId, type, failures } of disabled) {
         this.logger.warn(`Disabled the ${type} webhook of user ${userId} after ${failures} consecutive failed deliveries`);
