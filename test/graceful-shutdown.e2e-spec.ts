@@ -29,6 +29,7 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
       SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
       INTERNAL_API_TOKEN: INTERNAL_TOKEN,
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk', // the receiver is on loopback
       WEBHOOK_EXTRA_CA_FILE: join(dir, 'receiver-ca.pem'),
       DELIVERY_CONCURRENCY: String(CONCURRENCY),
       DELIVERY_TIMEOUT_MS: '1500',

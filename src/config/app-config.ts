@@ -1,8 +1,9 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { Equals, IsEnum, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
 import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
 import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
+import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile } from './webhook-trust';
 
 export enum NodeEnv {
   development = 'development',
@@ -43,10 +44,7 @@ export class EnvironmentVariables {
   @IsEnum(NodeEnv)
   NODE_ENV: NodeEnv = NodeEnv.development;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt()
-  @Min(1)
-  @Max(65535)
+  @WholeNumber(1, 65535)
   PORT = 3000;
 
   @IsEnum(DbType)
@@ -98,6 +96,12 @@ export class EnvironmentVariables {
   WEBHOOK_ALLOWED_CIDRS?: string;
 
   @IsOptional()
+  @Equals(ALLOW_PRIVATE_IN_PRODUCTION.value, {
+    message: `${ALLOW_PRIVATE_IN_PRODUCTION.variable} must be unset or exactly "${ALLOW_PRIVATE_IN_PRODUCTION.value}"`,
+  })
+  WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION?: string;
+
+  @IsOptional()
   @IsString()
   WEBHOOK_EXTRA_CA_FILE?: string;
 
@@ -127,19 +131,13 @@ export class EnvironmentVariables {
   @WholeNumber(0, 60_000)
   SHUTDOWN_READINESS_DELAY_MS = 0;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'RETENTION_DELIVERED_DAYS must be a whole number of days' })
-  @Min(1, { message: 'RETENTION_DELIVERED_DAYS must be at least 1' })
+  @WholeNumber(1)
   RETENTION_DELIVERED_DAYS = DEFAULT_RETENTION.deliveredDays;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'RETENTION_FAILED_DAYS must be a whole number of days' })
-  @Min(1, { message: 'RETENTION_FAILED_DAYS must be at least 1' })
+  @WholeNumber(1)
   RETENTION_FAILED_DAYS = DEFAULT_RETENTION.failedDays;
 
-  @Transform(({ value }) => Number(value))
-  @IsInt({ message: 'WEBHOOK_AUTO_DISABLE_AFTER must be a whole number (0 = never)' })
-  @Min(0, { message: 'WEBHOOK_AUTO_DISABLE_AFTER must be 0 (never) or more' })
+  @WholeNumber(0)
   WEBHOOK_AUTO_DISABLE_AFTER = 0;
 
   @IsOptional()
@@ -171,12 +169,27 @@ export class EnvironmentVariables {
   DELIVERY_TIMEOUT_MS?: number;
 }
 
-/** Parses and validates the environment; throws one error naming every bad variable. */
+/** Parses and validates the environment; throws one error naming every bad variable, one line each. */
 export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariables {
   const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
   const variables = plainToInstance(EnvironmentVariables, given, { exposeDefaultValues: true });
   const errors = validateSync(variables, { skipMissingProperties: false });
-  const problems = errors.flatMap((error) => Object.values(error.constraints ?? {}));
+  // One line per variable: a value can break several constraints (`PORT=abc` is not an integer, not ≥ 1, not ≤ 65535).
+  const problems = errors.flatMap((error) => Object.values(error.constraints ?? {}).slice(0, 1));
+  const production = variables.NODE_ENV === NodeEnv.production;
+  const cidrsProblem = allowedCidrsProblem(
+    variables.WEBHOOK_ALLOWED_CIDRS,
+    production,
+    variables.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION === ALLOW_PRIVATE_IN_PRODUCTION.value,
+  );
+  if (cidrsProblem !== null) problems.push(cidrsProblem);
+  if (variables.WEBHOOK_EXTRA_CA_FILE) {
+    try {
+      readExtraCaFile(variables.WEBHOOK_EXTRA_CA_FILE);
+    } catch (error) {
+      problems.push((error as Error).message);
+    }
+  }
   if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
   const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS;

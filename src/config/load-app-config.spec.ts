@@ -1,7 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { generateTestCertificate } from '../testing/test-certificate';
+import { WebhookUrlGuard } from '../notifications/url-guard/url-guard';
 import { loadAppConfig, parseEncryptionKeys } from './load-app-config';
+import { webhookTrustSummary } from './webhook-trust';
 
 const KEY = Buffer.alloc(32, 7).toString('base64');
 
@@ -97,6 +100,118 @@ describe('loadAppConfig', () => {
       batchSize: undefined,
       leaseMs: 10_000,
       timeoutMs: 2000,
+    });
+  });
+
+  describe('bad values: one line per variable, naming it', () => {
+    const problemsOf = (env: Record<string, string>): string[] => {
+      try {
+        loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), ...env });
+      } catch (error) {
+        const [header, ...lines] = (error as Error).message.split('\n');
+        expect(header).toBe('Invalid configuration:');
+        return lines.map((line) => line.replace(/^ {2}- /, ''));
+      }
+      throw new Error('accepted');
+    };
+
+    it.each([
+      ['PORT', 'abc', 'PORT must be an integer from 1 to 65535'],
+      ['PORT', '0', 'PORT must be an integer from 1 to 65535'],
+      ['RETENTION_FAILED_DAYS', 'x', 'RETENTION_FAILED_DAYS must be a whole number of at least 1'],
+      ['WEBHOOK_AUTO_DISABLE_AFTER', '-2', 'WEBHOOK_AUTO_DISABLE_AFTER must be a whole number of at least 0'],
+      ['WEBHOOK_ALLOWED_CIDRS', 'localhost', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "localhost"'],
+      ['WEBHOOK_ALLOWED_CIDRS', '127.0.0.0/8, 10/8', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "10/8"'],
+      ['WEBHOOK_EXTRA_CA_FILE', '/etc/hostname', 'WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate'],
+      ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
+      [
+        'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION',
+        'yes',
+        'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION must be unset or exactly "i-understand-the-ssrf-risk"',
+      ],
+    ])('%s=%s', (variable, value, message) => {
+      const problems = problemsOf({ [variable]: value });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(message);
+    });
+
+    it('a PEM block that is not a certificate names the file', () => {
+      const file = join(dataDir(), 'ca.pem');
+      writeFileSync(file, '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n');
+      expect(problemsOf({ WEBHOOK_EXTRA_CA_FILE: file })).toEqual([
+        expect.stringContaining(`WEBHOOK_EXTRA_CA_FILE (${file}) certificate 1 of 1 cannot be parsed`),
+      ]);
+    });
+
+    it('lists every bad variable at once', () => {
+      expect(problemsOf({ PORT: 'abc', WEBHOOK_ALLOWED_CIDRS: 'localhost', WEBHOOK_EXTRA_CA_FILE: '/etc/hostname' })).toEqual([
+        expect.stringMatching(/^PORT /),
+        expect.stringMatching(/^WEBHOOK_ALLOWED_CIDRS /),
+        expect.stringMatching(/^WEBHOOK_EXTRA_CA_FILE /),
+      ]);
+    });
+  });
+
+  describe('webhook allow-list in production', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY };
+
+    it.each([
+      ['0.0.0.0/0', 'an unspecified ("this network") address (0.0.0.0/8)'],
+      ['127.0.0.0/8', 'a loopback address (127.0.0.0/8)'],
+      ['169.254.169.254', 'a link-local address (169.254.0.0/16)'],
+      ['8.8.8.8, 10.1.0.0/16', 'a private address (10.0.0.0/8)'],
+      ['::/0', 'the unspecified address (::/128)'],
+      ['fd00::/8', 'a unique-local address (fc00::/7)'],
+      ['::ffff:192.168.1.1', 'a private address (192.168.0.0/16)'],
+    ])('refuses %s (overlaps %s) without the override', (cidrs, overlap) => {
+      expect(() => loadAppConfig({ ...production, WEBHOOK_ALLOWED_CIDRS: cidrs })).toThrow(
+        new RegExp(`WEBHOOK_ALLOWED_CIDRS lets webhooks reach non-public addresses \\(.*overlaps ${overlap.replace(/[()."]/g, '\\$&')}`),
+      );
+      expect(() => loadAppConfig({ ...production, WEBHOOK_ALLOWED_CIDRS: cidrs })).toThrow(
+        'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=i-understand-the-ssrf-risk',
+      );
+    });
+
+    it('accepts them with WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=i-understand-the-ssrf-risk, and outside production', () => {
+      const override = { WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk', WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8' };
+      expect(loadAppConfig({ ...production, ...override }).webhookAllowedCidrs).toEqual(['10.0.0.0/8']);
+      expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), WEBHOOK_ALLOWED_CIDRS: '0.0.0.0/0' }).webhookAllowedCidrs).toEqual([
+        '0.0.0.0/0',
+      ]);
+    });
+
+    it('accepts an allow-list of public ranges only (it changes nothing)', () => {
+      expect(loadAppConfig({ ...production, WEBHOOK_ALLOWED_CIDRS: '8.8.8.0/24 2606:4700::/32' }).webhookAllowedCidrs).toEqual([
+        '8.8.8.0/24',
+        '2606:4700::/32',
+      ]);
+    });
+
+    it('so the metadata address stays refused in production', () => {
+      const config = loadAppConfig(production);
+      const guard = new WebhookUrlGuard({ allowedCidrs: config.webhookAllowedCidrs });
+      expect(() => guard.checkSyntax('https://169.254.169.254/latest/meta-data')).toThrow('link-local');
+    });
+  });
+
+  it('summarises the allow-list and the extra CAs for the start-up log, one line each', async () => {
+    const file = join(dataDir(), 'ca.pem');
+    writeFileSync(file, (await generateTestCertificate()).certPem);
+    const config = loadAppConfig({
+      DB_PATH: join(dataDir(), 'db.sqlite'),
+      WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+      WEBHOOK_EXTRA_CA_FILE: file,
+    });
+    const summary = webhookTrustSummary(config.webhookAllowedCidrs, config.webhookExtraCa, { production: false });
+    expect(summary.allowList).toBe('Webhook allow-list: 127.0.0.0/8 (webhook URLs may reach these addresses although not public)');
+    expect(summary.extraCas).toMatch(
+      new RegExp(`^Extra CAs for webhook receivers: 1 from ${file}: "CN=receiver.test" \\(SHA-256 [0-9A-F:]{95}, valid to `),
+    );
+    expect(summary.extraCas).not.toContain('PRIVATE KEY');
+    expect(webhookTrustSummary([], undefined, { production: true })).toEqual({
+      allowList: 'Webhook allow-list: none (webhook URLs must reach public addresses only)',
+      extraCas: "Extra CAs for webhook receivers: none (Node's default roots)",
+      warn: false,
     });
   });
 

@@ -6,6 +6,7 @@ import type { DeliveryTuning, EncryptionKey } from '../notifications/notificatio
 import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-options';
 import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './app-config';
 import { parseCorsOrigins } from './cors-origins';
+import { type ExtraCaFile, readExtraCaFile, splitCidrs } from './webhook-trust';
 
 /** Timeouts and pool limits of MySQL/MariaDB (DB_* variables); absent fields take the defaults of `databaseOptions`. */
 export interface MysqlTuning {
@@ -34,6 +35,8 @@ export interface AppConfig {
   readonly internalApiToken?: string;
   readonly webhookAllowedCidrs: readonly string[];
   readonly webhookExtraCaPem?: string;
+  /** Where `webhookExtraCaPem` was read from, and its certificates (for the start-up log). */
+  readonly webhookExtraCa?: ExtraCaFile;
   /** Browser origins allowed by CORS; empty or absent: CORS off. */
   readonly corsOrigins?: readonly string[];
   /** Per-user limits of the settings API (module defaults when absent). */
@@ -70,6 +73,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         }
       : { type: DbType.sqlite, path: variables.DB_PATH };
   const devDir = resolve(dirname(variables.DB_PATH));
+  const extraCa = variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined;
   return {
     nodeEnv: variables.NODE_ENV,
     port: variables.PORT,
@@ -81,11 +85,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     ),
     serviceSite: variables.SERVICE_SITE,
     internalApiToken: variables.INTERNAL_API_TOKEN,
-    webhookAllowedCidrs: (variables.WEBHOOK_ALLOWED_CIDRS ?? '')
-      .split(',')
-      .map((c) => c.trim())
-      .filter(Boolean),
-    webhookExtraCaPem: variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined,
+    webhookAllowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
+    webhookExtraCaPem: extraCa?.pem,
+    webhookExtraCa: extraCa,
     corsOrigins: parseCorsOrigins(variables.CORS_ORIGINS),
     rateLimits: {
       settings: { limit: variables.RATE_LIMIT_SETTINGS_PER_MINUTE, ttlMs: 60_000 },
@@ -109,11 +111,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
 }
 
-function readCaFile(path: string): string {
+// Checked by validateEnvironment already; read again here, so a file that changed in between still fails with its name.
+function readCaFile(path: string): ExtraCaFile {
   try {
-    return readFileSync(path, 'utf8');
+    return readExtraCaFile(path);
   } catch (error) {
-    throw new Error(`Invalid configuration:\n  - WEBHOOK_EXTRA_CA_FILE cannot be read: ${(error as Error).message}`);
+    throw new Error(`Invalid configuration:\n  - ${(error as Error).message}`);
   }
 }
 

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { type IpAddress, parseIpAddress, unmapIpv4 } from './ip-address';
+import { IPV4_SPECIAL_RANGES, IPV6_GLOBAL_UNICAST, IPV6_SPECIAL_RANGES } from './special-address-ranges';
 
 type Network = [IpAddress, number];
 
@@ -25,9 +26,36 @@ export class CidrList {
     return this.networks.some((network) => matches(parsed, network) || matches(unmapped, network));
   }
 
-  toString(): string {
-    return this.networks.map(([address, prefix]) => `${address.toString()}/${prefix}`).join(', ');
+  /**
+   * The entries that reach some address that is not globally routable unicast (private, loopback, link-local,
+   * reserved…), each with the first such range it overlaps: "0.0.0.0/0 overlaps a private address (10.0.0.0/8)".
+   */
+  nonGlobalOverlaps(): string[] {
+    return this.networks.flatMap((network) => {
+      const reason = nonGlobalOverlapOf(network);
+      return reason === null ? [] : [`${format(network)} overlaps ${reason}`];
+    });
   }
+
+  toString(): string {
+    return this.networks.map(format).join(', ');
+  }
+}
+
+const format = ([address, prefix]: Network): string => `${address.toString()}/${prefix}`;
+
+// Two networks overlap when they agree on the bits of the shorter prefix.
+function overlaps([address, prefix]: Network, [other, otherPrefix]: Network): boolean {
+  return address.kind() === other.kind() && address.match(other, Math.min(prefix, otherPrefix));
+}
+
+function nonGlobalOverlapOf(network: Network): string | null {
+  if (network[0].kind() === 'ipv4') return IPV4_SPECIAL_RANGES.find((range) => overlaps(network, range.network))?.reason ?? null;
+  const special = IPV6_SPECIAL_RANGES.find((range) => overlaps(network, range.network));
+  if (special !== undefined) return special.reason;
+  const [address, prefix] = network;
+  const insideGlobalUnicast = prefix >= IPV6_GLOBAL_UNICAST.network[1] && address.match(IPV6_GLOBAL_UNICAST.network);
+  return insideGlobalUnicast ? null : 'addresses outside the global unicast range (2000::/3)';
 }
 
 /** Parses "127.0.0.0/8, ::1/128" style lists (commas and/or whitespace); a bare address means a single host. */
