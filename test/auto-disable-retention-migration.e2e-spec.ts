@@ -38,7 +38,7 @@ describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an e
     );
     await before.destroy();
 
-    const after = await connect(NOTIFICATIONS_MIGRATIONS);
+    const after = await connect(NOTIFICATIONS_MIGRATIONS.slice(0, 3));
     try {
       expect((await after.runMigrations()).map((m) => m.name)).toEqual(['AddAutoDisableAndRetentionIndexes1764000000000']);
       const [preference] = await after.query(
@@ -72,6 +72,26 @@ describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an e
       expect(await after.runMigrations()).toHaveLength(1);
     } finally {
       await after.destroy();
+    }
+  });
+
+  it('then adds the waiting reason of parked deliveries, null for the existing ones, and reverts without losing a row', async () => {
+    const latest = await connect(NOTIFICATIONS_MIGRATIONS);
+    try {
+      expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['AddDeliveryWaitingReason1764100000000']);
+      expect(await latest.query('SELECT status, waiting_reason FROM webhook_deliveries')).toEqual([
+        { status: 'DELIVERED', waiting_reason: null },
+      ]);
+
+      await latest.undoLastMigration();
+      const reverted = await latest.createQueryRunner().getTable('webhook_deliveries');
+      expect(reverted?.columns.map((c) => c.name)).not.toContain('waiting_reason');
+      expect(reverted?.foreignKeys.map((key) => key.name)).toContain('fk_webhook_deliveries_event');
+      for (const table of ['webhook_signing_secrets', 'webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts'])
+        expect(await count(latest, table)).toBe(1);
+      expect(await latest.runMigrations()).toHaveLength(1);
+    } finally {
+      await latest.destroy();
     }
   });
 });
