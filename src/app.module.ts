@@ -33,6 +33,7 @@ export class AppModule {
         NotificationsModule.forRootAsync({
           useFactory: (): NotificationsModuleOptions => ({
             jwtSecret: config.jwtSecret,
+            allowTokensWithoutExpiry: config.allowTokensWithoutExpiry,
             encryptionKeys: config.encryptionKeys,
             serviceSite: config.serviceSite,
             internalApiToken: config.internalApiToken,

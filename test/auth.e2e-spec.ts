@@ -1,4 +1,4 @@
-import { JwtService } from '@nestjs/jwt';
+import { JwtService, type JwtSignOptions } from '@nestjs/jwt';
 import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
 import { startTestApp, TEST_JWT_SECRET } from './support/test-app';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
@@ -9,8 +9,8 @@ const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'A valid
 
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const now = () => Math.floor(Date.now() / 1000);
-const signed = (claims: object, secret = TEST_JWT_SECRET, algorithm: 'HS256' | 'HS512' = 'HS256') =>
-  new JwtService({ secret }).sign(claims, { algorithm });
+const signed = (claims: object, secret = TEST_JWT_SECRET, algorithm: 'HS256' | 'HS512' = 'HS256', options: JwtSignOptions = {}) =>
+  new JwtService({ secret }).sign(claims, { algorithm, expiresIn: 60, ...options });
 
 describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) => {
   let t: TestAppWithKit;
@@ -31,6 +31,8 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
       ['a wrong key', signUserToken('another-secret-0123456789abcdef0123456789', 1)],
       ['an expired token', signUserToken(TEST_JWT_SECRET, 1, -10)],
       ['a token not valid yet (nbf)', signed({ sub: '1', nbf: now() + 3600 })],
+      ['a token without exp (it would never expire)', new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: '1' })],
+      ['a token with a crit header', signed({ sub: '1' }, TEST_JWT_SECRET, 'HS256', { header: { alg: 'HS256', crit: ['exp'] } })],
       [
         'a tampered payload',
         (() => {

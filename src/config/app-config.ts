@@ -1,5 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
-import { Equals, IsEnum, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
+import { Equals, IsEnum, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
 import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
 import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
 import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
@@ -80,6 +80,10 @@ export class EnvironmentVariables {
   @IsOptional()
   @MinLength(32, { message: 'JWT_SECRET must be at least 32 characters' })
   JWT_SECRET?: string;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false' })
+  JWT_ALLOW_TOKENS_WITHOUT_EXPIRY?: string;
 
   @IsOptional()
   @Matches(/^([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44}(,([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44})*$/, {

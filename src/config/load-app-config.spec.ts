@@ -124,6 +124,7 @@ describe('loadAppConfig', () => {
       ['WEBHOOK_ALLOWED_CIDRS', '127.0.0.0/8, 10/8', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "10/8"'],
       ['WEBHOOK_EXTRA_CA_FILE', '/etc/hostname', 'WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate'],
       ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
+      ['JWT_ALLOW_TOKENS_WITHOUT_EXPIRY', 'yes', 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false'],
       [
         'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION',
         'yes',
@@ -213,6 +214,12 @@ describe('loadAppConfig', () => {
       extraCas: "Extra CAs for webhook receivers: none (Node's default roots)",
       warn: false,
     });
+  });
+
+  it('refuses user tokens without exp unless JWT_ALLOW_TOKENS_WITHOUT_EXPIRY=true', () => {
+    const env = { DB_PATH: join(dataDir(), 'db.sqlite') };
+    expect(loadAppConfig(env).allowTokensWithoutExpiry).toBe(false);
+    expect(loadAppConfig({ ...env, JWT_ALLOW_TOKENS_WITHOUT_EXPIRY: 'true' }).allowTokensWithoutExpiry).toBe(true);
   });
 
   it('names a key that does not decode to 32 bytes', () => {

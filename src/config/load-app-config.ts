@@ -30,6 +30,8 @@ export interface AppConfig {
   readonly port: number;
   readonly database: DatabaseConfig;
   readonly jwtSecret: string;
+  /** Accept user tokens without `exp` (JWT_ALLOW_TOKENS_WITHOUT_EXPIRY=true); default false. */
+  readonly allowTokensWithoutExpiry?: boolean;
   readonly encryptionKeys: readonly EncryptionKey[];
   readonly serviceSite: string;
   readonly internalApiToken?: string;
@@ -83,6 +85,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       variables.SECRETS_ENCRYPTION_KEY ??
         developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
     ),
+    allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
     serviceSite: variables.SERVICE_SITE,
     internalApiToken: variables.INTERNAL_API_TOKEN,
     webhookAllowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),

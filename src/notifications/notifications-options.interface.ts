@@ -22,6 +22,11 @@ export interface NotificationsModuleOptions {
    * `sub` claim is the user id. Give either this or `resolveUserId`.
    */
   readonly jwtSecret?: string;
+  /**
+   * With `jwtSecret`: accept user tokens without an `exp` claim, which never expire. Default false: a token
+   * without `exp` is refused (401), as is any token with a `crit` header.
+   */
+  readonly allowTokensWithoutExpiry?: boolean;
   /** Replaces JWT authentication with the host app's own user resolution. */
   readonly resolveUserId?: UserIdResolver;
   /** Encryption keys for signing secrets. The first one encrypts new secrets; all of them decrypt. */
