@@ -30,6 +30,8 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
+    // The receivers are on loopback: production mode refuses a private allow-list without this override.
+    WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk',
     WEBHOOK_EXTRA_CA_FILE: input.caFile,
     ...input.database,
     ...optional('DELIVERY_CONCURRENCY', tuning.concurrency),
