@@ -2,7 +2,7 @@ import { describeNonGlobalAddress } from './address-policy';
 
 const MAPPED = 'an IPv4-mapped address (::ffff:0:0/96) embedding';
 const NAT64 = 'a NAT64 address (64:ff9b::/96) embedding';
-const SIX_TO_FOUR = 'a 6to4 address (2002::/16) embedding';
+const SIX_TO_FOUR = 'a 6to4 address (2002::/16)';
 
 describe('describeNonGlobalAddress', () => {
   it.each([
@@ -67,9 +67,11 @@ describe('describeNonGlobalAddress', () => {
     ['IETF protocol assignments (AMT)', '2001:3::1', 'an IETF protocol assignment address (2001::/23)'],
     ['IPv6 documentation', '2001:db8::1', 'a documentation address (2001:db8::/32)'],
     ['IPv6 documentation 3fff::/20', '3fff:fff::1', 'a documentation address (3fff::/20)'],
-    ['6to4 private', '2002:a00:1::', `${SIX_TO_FOUR} a private address (10.0.0.0/8)`],
-    ['6to4 loopback', '2002:7f00:1::1', `${SIX_TO_FOUR} a loopback address (127.0.0.0/8)`],
-    ['6to4 CGNAT', '2002:6440:1::', `${SIX_TO_FOUR} a carrier-grade NAT shared address (100.64.0.0/10)`],
+    // The whole range: 6to4 relays are deprecated (RFC 7526), whatever IPv4 address it embeds.
+    ['6to4 private', '2002:a00:1::', SIX_TO_FOUR],
+    ['6to4 loopback', '2002:7f00:1::1', SIX_TO_FOUR],
+    ['6to4 CGNAT', '2002:6440:1::', SIX_TO_FOUR],
+    ['6to4 of a public address', '2002:808:808::1', SIX_TO_FOUR],
     ['ULA fc00::/8', 'fc00::1', 'a unique-local address (fc00::/7)'],
     ['ULA fd00::/8', 'fd12:3456:789a::1', 'a unique-local address (fc00::/7)'],
     ['IPv6 link-local', 'fe80::1', 'a link-local address (fe80::/10)'],
@@ -107,7 +109,6 @@ describe('describeNonGlobalAddress', () => {
     ['first global IPv6 after the IETF block', '2001:200::1'],
     ['IPv4-mapped public', '::ffff:8.8.8.8'],
     ['NAT64 of a public address', '64:ff9b::808:808'],
-    ['6to4 of a public address', '2002:808:808::1'],
   ])('accepts %s: %s', (_category, address) => {
     expect(describeNonGlobalAddress(address)).toBeNull();
   });

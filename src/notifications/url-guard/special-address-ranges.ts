@@ -60,7 +60,8 @@ export const IPV6_SPECIAL_RANGES: readonly Ipv6SpecialRange[] = [
   ipv6('2001::/23', 'an IETF protocol assignment address'),
   ipv6('2001:db8::/32', 'a documentation address'),
   ipv6('3fff::/20', 'a documentation address'),
-  ipv6('2002::/16', 'a 6to4 address', (address) => ipv4FromBytes(address.toByteArray().slice(2, 6))),
+  // Refused whatever IPv4 address it embeds: the 6to4 relay path is deprecated (RFC 7526) and its relays are anycast.
+  ipv6('2002::/16', 'a 6to4 address'),
   ipv6('fc00::/7', 'a unique-local address'),
   ipv6('fe80::/10', 'a link-local address'),
   ipv6('fec0::/10', 'a deprecated site-local address'),

@@ -112,7 +112,21 @@ describe('WebhookUrlGuard.checkSyntax', () => {
     ['IPv4-mapped metadata', 'https://[::ffff:a9fe:a9fe]/x', `must not target ${MAPPED} a link-local address (169.254.0.0/16)`],
     ['IPv4-compatible', 'https://[::127.0.0.1]/x', 'must not target a deprecated IPv4-compatible address (::/96)'],
     ['NAT64', 'https://[64:ff9b::a00:1]/x', 'must not target a NAT64 address (64:ff9b::/96) embedding a private address (10.0.0.0/8)'],
-    ['6to4', 'https://[2002:a00:1::]/x', 'must not target a 6to4 address (2002::/16) embedding a private address (10.0.0.0/8)'],
+    ['6to4', 'https://[2002:a00:1::]/x', 'must not target a 6to4 address (2002::/16)'],
+    ['6to4 of a public address', 'https://[2002:808:808::1]/x', 'must not target a 6to4 address (2002::/16)'],
+    // WHATWG reads host evil.example and path /@127.0.0.1/; an RFC 3986 parser reads user "evil.example\\" at 127.0.0.1.
+    [
+      'a backslash before @',
+      'https://evil.example\\@127.0.0.1/',
+      'must not contain a backslash (URL parsers disagree on where the host ends)',
+    ],
+    [
+      'a backslash in the path',
+      'https://hooks.example.com\\x',
+      'must not contain a backslash (URL parsers disagree on where the host ends)',
+    ],
+    ['port 0', 'https://hooks.example.com:0/x', 'must not use port 0'],
+    ['port 0, zero-padded', 'https://hooks.example.com:000/x', 'must not use port 0'],
     ['Teredo', 'https://[2001::1]/x', 'must not target a Teredo address (2001::/32)'],
     ['ULA', 'https://[fd00::1]/x', 'must not target a unique-local address (fc00::/7)'],
   ])('refuses %s', (_case, url, message) => {

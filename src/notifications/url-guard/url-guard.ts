@@ -38,6 +38,9 @@ export class WebhookUrlGuard {
       throw new UnsafeWebhookUrlError(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters`);
     }
     if (WHITESPACE_OR_CONTROL.test(rawUrl)) throw new UnsafeWebhookUrlError('must not contain whitespace or control characters');
+    // WHATWG ends the host at `\` (https://a.example\@127.0.0.1/ is a.example), RFC 3986 parsers do not (127.0.0.1).
+    if (rawUrl.includes('\\'))
+      throw new UnsafeWebhookUrlError('must not contain a backslash (URL parsers disagree on where the host ends)');
     let url: URL;
     try {
       url = new URL(rawUrl);
@@ -48,6 +51,7 @@ export class WebhookUrlGuard {
     if (url.username !== '' || url.password !== '') {
       throw new UnsafeWebhookUrlError('must not contain credentials (user:password@)');
     }
+    if (url.port === '0') throw new UnsafeWebhookUrlError('must not use port 0');
     for (const address of fixedAddressesOf(url.hostname) ?? []) this.assertAddressAllowed(address);
     return url;
   }
