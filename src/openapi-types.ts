@@ -105,7 +105,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Queue the same event again (same event id, new cycle of up to 6 attempts) */
+        /**
+         * Queue the same event again (same event id, new cycle of up to 6 attempts)
+         * @description Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.
+         */
         post: operations["DeliveriesController_redeliver"];
         delete?: never;
         options?: never;
@@ -862,6 +865,15 @@ export interface operations {
                 };
             };
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The delivery is still PENDING (its retry cycle is running); redeliver it once it has ended. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

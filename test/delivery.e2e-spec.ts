@@ -214,6 +214,29 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
       .expect(404);
   });
 
+  it('answers 409 to a redeliver of a delivery still PENDING, and starts no second cycle', async () => {
+    await enable();
+    t.receiver.respondWith({ status: 500 });
+    await t.publish(event()).expect(202);
+    await t.waitForDelivery({ userId });
+    const [delivery] = (await deliveries()).data;
+    expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
+    const conflict = await t
+      .http()
+      .post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId))
+      .expect(409);
+    expect(conflict.body).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: `Delivery ${delivery.id} is still PENDING: its retry cycle is running (1 of 6 attempts made, next at ${delivery.nextAttemptAt}); redeliver it once it is DELIVERED, FAILED or CANCELLED`,
+    });
+    await t.settle();
+    expect((await deliveries()).data).toHaveLength(1);
+    expect(t.receiver.requests).toHaveLength(1);
+    t.receiver.respondWith({ status: 200 });
+  });
+
   it('sends a signed test event on demand and reports the outcome', async () => {
     const secret = await enable('LOAN_EXECUTED');
     t.receiver.respondWith({ status: 200, body: 'ok' });

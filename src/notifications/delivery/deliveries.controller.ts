@@ -1,5 +1,13 @@
 import { Body, Get, HttpCode, HttpStatus, Param, Post, Query } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../auth/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
@@ -40,9 +48,16 @@ export class DeliveriesController {
 
   @Post('webhook-deliveries/:id/redeliver')
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiOperation({ summary: 'Queue the same event again (same event id, new cycle of up to 6 attempts)' })
+  @ApiOperation({
+    summary: 'Queue the same event again (same event id, new cycle of up to 6 attempts)',
+    description: 'Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.',
+  })
   @ApiAcceptedResponse({ type: DeliveryDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto })
+  @ApiConflictResponse({
+    type: ErrorResponseDto,
+    description: 'The delivery is still PENDING (its retry cycle is running); redeliver it once it has ended.',
+  })
   @ApiErrorResponses(400, 413, 415)
   @RateLimit('redeliver')
   redeliver(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDto> {

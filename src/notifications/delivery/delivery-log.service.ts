@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api-errors';
@@ -9,8 +9,9 @@ import { OutboxEngine } from './engine/outbox-engine';
 import type { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendResultDto } from './dto/delivery.dto';
 import { Severity } from './dto/publish-event.dto';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
+import { MAX_ATTEMPTS } from './retry-policy';
 import { WebhookSender } from './http/webhook-sender';
-import type { WebhookDelivery } from './webhook-delivery.entity';
+import { DeliveryStatus, type WebhookDelivery } from './webhook-delivery.entity';
 import { webhookBody } from './webhook-body';
 import { buildWebhookRequest } from './webhook-request';
 
@@ -56,9 +57,18 @@ export class DeliveryLogService {
     };
   }
 
-  /** Queues the same event again: same event id and body, a new cycle of up to 6 attempts. */
+  /**
+   * Queues the same event again: same event id and body, a new cycle of up to 6 attempts. A delivery still PENDING is
+   * refused (409): its own cycle is running, and a second one would send the event twice at once.
+   */
   async redeliver(userId: number, id: number): Promise<DeliveryDto> {
     const delivery = await this.ownDelivery(userId, id);
+    if (delivery.status === DeliveryStatus.PENDING) {
+      const next = delivery.nextAttemptAt === null ? 'an attempt in progress' : `next at ${new Date(delivery.nextAttemptAt).toISOString()}`;
+      throw new ConflictException(
+        `Delivery ${id} is still PENDING: its retry cycle is running (${delivery.attemptCount} of ${MAX_ATTEMPTS} attempts made, ${next}); redeliver it once it is DELIVERED, FAILED or CANCELLED`,
+      );
+    }
     const redelivered = await this.engine.redeliver({ id: delivery.eventId, userId, type: delivery.type });
     if (redelivered === null) throw notFound(id); // retention removed it since it was read
     return toDeliveryDto((await this.outbox.findForUser(userId, redelivered))!);
