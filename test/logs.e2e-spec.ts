@@ -131,4 +131,20 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
       expect(raw.includes(secret), `${name} appears in the logs`).toBe(false);
     }
   });
+
+  it('redacts credentials a client puts in the wrong place: query parameters, X-Api-Key, cookies', async () => {
+    const secrets = ['query-token-0123456789', 'query-access-token-0123456789', 'api-key-header-0123456789', 'cookie-0123456789'];
+    capture.clear();
+    await t
+      .http()
+      .get(`${SETTINGS}?token=${secrets[0]}&access_token=${secrets[1]}&type=RATE_SPIKE`)
+      .set('X-Api-Key', secrets[2])
+      .set('Cookie', `session=${secrets[3]}`)
+      .set('X-Request-Id', 'wrong-place-1')
+      .expect(401);
+    const [completed] = capture.records().filter((record) => record.reqId === 'wrong-place-1' && record.req);
+    expect(completed.req?.url).toBe(`${SETTINGS}?token=[Redacted]&access_token=[Redacted]&type=RATE_SPIKE`);
+    expect(completed.req?.headers).toMatchObject({ 'x-api-key': '[Redacted]', cookie: '[Redacted]' });
+    for (const secret of secrets) expect(capture.raw()).not.toContain(secret);
+  });
 });

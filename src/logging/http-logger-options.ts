@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
 import type { LogLevel } from '../config/app-config';
-import { REDACTED_PATHS } from './redacted-paths';
+import { REDACTED_PATHS, redactQuery, redactUrl } from './redacted-paths';
 import { requestId } from './request-id';
 
 // Probes and scrapes arrive every few seconds; a line each would drown the requests that matter.
@@ -14,6 +14,8 @@ export function httpLoggerOptions(level: LogLevel): Options {
     level,
     timestamp: stdTimeFunctions.isoTime,
     redact: { paths: [...REDACTED_PATHS], censor: '[Redacted]' },
+    // Credentials sent as query parameters (`?token=`, `?access_token=`…) are cut from the logged URL.
+    serializers: { req: redactRequest },
     genReqId: requestId,
     // Logs written while handling a request carry its `reqId`, not a copy of the whole request.
     quietReqLogger: true,
@@ -21,4 +23,10 @@ export function httpLoggerOptions(level: LogLevel): Options {
     customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
       error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
   };
+}
+
+/** The request as logged: credential-like query parameters redacted in `url` and in the parsed `query`. */
+function redactRequest(req: { url?: unknown; query?: unknown }): object {
+  const query = req.query !== null && typeof req.query === 'object' ? redactQuery(req.query as Record<string, unknown>) : req.query;
+  return { ...req, url: typeof req.url === 'string' ? redactUrl(req.url) : req.url, query };
 }

@@ -1,4 +1,16 @@
-const SECRET_HEADERS = ['authorization', 'proxy-authorization', 'cookie', 'x-service-signature'];
+// Also headers the service never reads, where a client may put a credential by mistake.
+const SECRET_HEADERS = [
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'x-service-signature',
+  'x-api-key',
+  'api-key',
+  'x-auth-token',
+  'x-access-token',
+  'x-csrf-token',
+  'x-xsrf-token',
+];
 const SECRET_FIELDS = ['webhookSecret', 'secret', 'signingSecret', 'jwtSecret', 'internalApiToken', 'metricsToken', 'password', 'token'];
 
 /**
@@ -10,3 +22,35 @@ export const REDACTED_PATHS: readonly string[] = [
   'res.headers["set-cookie"]',
   ...SECRET_FIELDS.flatMap((field) => [field, `*.${field}`]),
 ];
+
+/** Query parameters whose value is logged as `[Redacted]`: the API takes none, but a client may send a credential there. */
+const SECRET_QUERY_PARAMETER =
+  /^(token|access_token|id_token|refresh_token|api_key|apikey|key|secret|password|jwt|auth|authorization|signature|sig)$/i;
+
+/** The URL as logged: the values of credential-like query parameters replaced with `[Redacted]`, the rest unchanged. */
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return url;
+  const query = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const separator = pair.indexOf('=');
+      const rawName = separator === -1 ? pair : pair.slice(0, separator);
+      let name: string;
+      try {
+        name = decodeURIComponent(rawName.replace(/\+/g, ' '));
+      } catch {
+        name = rawName;
+      }
+      return SECRET_QUERY_PARAMETER.test(name.trim()) ? `${rawName}=[Redacted]` : pair;
+    });
+  return `${url.slice(0, queryStart)}?${query.join('&')}`;
+}
+
+/** A parsed query object with the values of credential-like parameters replaced with `[Redacted]`. */
+export function redactQuery(query: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(query).map(([name, value]) => [name, SECRET_QUERY_PARAMETER.test(name.trim()) ? '[Redacted]' : value]),
+  );
+}
