@@ -256,6 +256,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
         // It waited too long: another instance may take the delivery when the lease ends, so sending now could send it twice.
         slotFreed = true;
         this.queues.dropped(job);
+        this.slotFreed(job);
         await this.outbox.release([claim]);
         this.noteBacklog();
         return;
@@ -264,19 +265,26 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       const attemptNumber = claim.attemptCount + 1;
       const result = await this.send(claim, target, attemptNumber, startedAt);
       const endedAt = this.clock.now();
-      slotFreed = true;
       this.attemptMs += (result.durationMs - this.attemptMs) * ATTEMPT_MS_WEIGHT;
+      slotFreed = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
+      this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       if (opened) void this.track(this.circuitOpened(opened));
       await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
     } catch (error) {
-      if (!slotFreed) this.queues.dropped(job);
+      if (!slotFreed) {
+        this.queues.dropped(job);
+        this.slotFreed(job);
+      }
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
-    } finally {
-      if (this.leftOut.delete(job.userId)) this.backlog = true;
-      this.pump();
-      this.drainIfBacklog();
     }
+  }
+
+  /** A slot is free again: start the next queued attempts, and claim more when the outbox has work waiting. */
+  private slotFreed(job: Job): void {
+    if (this.leftOut.delete(job.userId)) this.backlog = true;
+    this.pump();
+    this.drainIfBacklog();
   }
 
   /** Signs and sends; a target without a usable secret is refused without a request, never sent unsigned. */
