@@ -51,10 +51,10 @@ export class CircuitBreaker {
       this.coolDownMs = 0;
       return false;
     }
-    this.failures++;
     const probing = this.openUntil !== null && now >= this.openUntil;
-    if (this.settings.failuresToOpen === 0 || (!probing && (this.openUntil !== null || this.failures < this.settings.failuresToOpen)))
-      return false;
+    if (this.openUntil !== null && !probing) return false; // in flight when it opened: it neither counts nor extends it
+    this.failures++;
+    if (this.settings.failuresToOpen === 0 || (!probing && this.failures < this.settings.failuresToOpen)) return false;
     this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
     this.openUntil = now + this.coolDownMs;
     return true;

@@ -171,7 +171,7 @@ export class DeliveryOutboxRepository {
         .update(WebhookDelivery)
         .set({ lockedBy: lease.token, lockedUntil: lease.until })
         .where('id IN (:...ids)', { ids })
-        .andWhere('status = :pending', { pending: DeliveryStatus.PENDING })
+        .andWhere('status = :pending AND next_attempt_at <= :now', { pending: DeliveryStatus.PENDING, now: lease.now })
         .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now: lease.now })))
         .execute();
       return result.affected ?? ids.length;

@@ -268,8 +268,8 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       this.attemptMs += (result.durationMs - this.attemptMs) * ATTEMPT_MS_WEIGHT;
       slotFreed = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
-      this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       if (opened) void this.track(this.circuitOpened(opened));
+      this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
     } catch (error) {
       if (!slotFreed) {
