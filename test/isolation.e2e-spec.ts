@@ -92,6 +92,34 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
     });
   });
 
+  describe('an open circuit whose cool-down ends', () => {
+    let t: TestAppWithKit;
+    beforeAll(
+      async () =>
+        (t = await startTestAppWithKit(kind, {
+          delivery: {
+            concurrency: 4,
+            perEndpointConcurrency: 1,
+            timeoutMs: 1_000,
+            leaseMs: 20_000,
+            circuitBreaker: { failuresToOpen: 1, coolDownMs: 1_000 },
+          },
+        })),
+    );
+    afterAll(() => t.close());
+
+    it('probes at once, without waiting for the next scheduler run', async () => {
+      await t.enableWebhook(5, 'RATE_SPIKE', '/flaky');
+      t.receiver.respondNext(['hang'], { path: '/flaky' });
+      await t.publish({ events: events(5, 3) }).expect(202);
+      await t.settle(); // the first attempt timed out: the circuit is open, the other two are parked for 1 s
+
+      t.advance(1_000); // the cool-down is over; no runScheduler: the engine wakes by itself
+      const arrived = await t.receiver.waitForDelivery({ userId: 5, count: 3, timeoutMs: 10_000 });
+      expect(arrived).toHaveLength(3);
+    });
+  });
+
   describe('attempts to one busy origin', () => {
     let t: TestAppWithKit;
     beforeAll(

@@ -53,6 +53,8 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private backlog = false;
   /** Users the last claim left out because they held their share: when one of their attempts ends, claim again. */
   private leftOut = new Set<number>();
+  /** Wakes the engine when the earliest open circuit lets a probe through, instead of waiting for the minute tick. */
+  private probeTimer: { at: number; timer: NodeJS.Timeout } | null = null;
   /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
   private attemptMs: number;
   private stopping = false;
@@ -141,6 +143,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    if (this.probeTimer) clearTimeout(this.probeTimer.timer);
     const unstarted = this.queues.takeQueued();
     await this.outbox.release(unstarted.map((job) => job.claim));
     if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
@@ -324,6 +327,22 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     );
     this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${waiting} deliveries parked until then`);
     this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: waiting });
+    this.wakeAt(opened.until);
+  }
+
+  /** Drains when a parked endpoint's probe time comes (one timer, for the earliest such time). */
+  private wakeAt(at: number): void {
+    if (this.probeTimer && this.probeTimer.at <= at) return;
+    if (this.probeTimer) clearTimeout(this.probeTimer.timer);
+    const timer = setTimeout(
+      () => {
+        this.probeTimer = null;
+        this.noteBacklog();
+      },
+      Math.max(0, at - this.clock.now()),
+    );
+    timer.unref();
+    this.probeTimer = { at, timer };
   }
 
   private async park(
