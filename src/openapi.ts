@@ -13,6 +13,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setOpenAPIVersion('3.1.0')
     .setVersion(SERVICE_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 JWT; `sub` is the numeric user id.' })
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'The INTERNAL_API_TOKEN of service-to-service calls (20 wrong tokens per minute per address, then 429).',
+      },
+      'internal',
+    )
     .build();
   return SwaggerModule.createDocument(app, { ...config, webhooks: webhookDocumentation() }, { extraModels: [WebhookEventBodyDto] });
 }

@@ -59,7 +59,7 @@ export class InternalEventsController {
   @ApiAcceptedResponse({ type: PublishResultDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
   @ApiUnauthorizedResponse({ type: ErrorResponseDto })
-  @ApiErrorResponses(404, 413, 415, 500)
+  @ApiErrorResponses(404, 413, 415, 429, 500)
   @ApiServiceUnavailableResponse({
     type: ErrorResponseDto,
     description: 'Not acknowledged: the database is unavailable or did not commit in time; retry after `Retry-After` seconds.',
