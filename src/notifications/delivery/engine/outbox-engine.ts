@@ -55,6 +55,8 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private leftOut = new Set<number>();
   /** Wakes the engine when the earliest open circuit lets a probe through, instead of waiting for the minute tick. */
   private probeTimer: { at: number; timer: NodeJS.Timeout } | null = null;
+  /** Attempts made but not yet recorded: they still count against the memory bound, so records cannot fall behind unboundedly. */
+  private unrecorded = 0;
   /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
   private attemptMs: number;
   private stopping = false;
@@ -272,8 +274,14 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       slotFreed = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) void this.track(this.circuitOpened(opened));
+      this.unrecorded++;
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
-      await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      try {
+        await this.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      } finally {
+        this.unrecorded--;
+        this.drainIfBacklog();
+      }
     } catch (error) {
       if (!slotFreed) {
         this.queues.dropped(job);
@@ -376,7 +384,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
 
   /** How many more deliveries this instance takes now. */
   private room(): number {
-    return this.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held);
+    return this.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held - this.unrecorded);
   }
 
   /** Claims the outbox's due work once a batch (or half the capacity) fits again, instead of waiting for the next scheduler run. */
@@ -397,7 +405,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
 }
 
 /** Deliveries an instance holds in memory per slot (queued or in flight): enough to ride out bursts without claims. */
-const HELD_PER_SLOT = 64;
+const HELD_PER_SLOT = 16;
 /** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
 const HELD_PER_ENDPOINT_SLOT = 4;
 /** Weight of the latest attempt in the moving average of attempt durations. */
