@@ -6,6 +6,7 @@ import {
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
@@ -42,6 +43,7 @@ export class DeliveriesController {
   @ApiOkResponse({ type: DeliveryDetailDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such delivery for this user.' })
   @ApiErrorResponses(400)
+  @ApiParam({ name: 'id', schema: { type: 'integer', minimum: 1 } })
   detail(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDetailDto> {
     return this.deliveries.detail(userId, id);
   }
@@ -60,6 +62,7 @@ export class DeliveriesController {
   })
   @ApiErrorResponses(400, 413, 415)
   @RateLimit('redeliver')
+  @ApiParam({ name: 'id', schema: { type: 'integer', minimum: 1 } })
   redeliver(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDto> {
     return this.deliveries.redeliver(userId, id);
   }

@@ -18,7 +18,7 @@ export class ListDeliveriesQueryDto {
   @IsEnum(DeliveryStatus, { message: `must be one of ${Object.values(DeliveryStatus).join(', ')}` })
   status?: DeliveryStatus;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
   @Transform(({ value }) => (/^\d+$/.test(String(value)) ? Number(value) : value))
   @IsInt({ message: 'must be an integer' })
@@ -26,7 +26,7 @@ export class ListDeliveriesQueryDto {
   @Max(100, { message: 'must be at most 100' })
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'The `nextCursor` of the previous page.' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'The `nextCursor` of the previous page.' })
   @IsOptional()
   @Transform(({ value }) => (/^\d+$/.test(String(value)) ? Number(value) : value))
   @IsInt({ message: 'must be a cursor returned by a previous page' })

@@ -40,7 +40,7 @@ const MAX_PAYLOAD_BYTES = 16_384;
 
 /** A funding-automation event for one user. */
 export class PublishEventDto {
-  @ApiProperty({ example: 42, description: 'Numeric id of the recipient.' })
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_USER_ID, example: 42, description: 'Numeric id of the recipient.' })
   @IsInt({ message: 'must be an integer' })
   @Min(1, { message: 'must be a positive integer' })
   @Max(MAX_USER_ID, { message: `must be at most ${MAX_USER_ID}` })
