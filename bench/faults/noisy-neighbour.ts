@@ -3,7 +3,7 @@ import type { DatabaseServer } from '../lib/databases';
 import { deliveriesByUser } from '../lib/deliveries-by-user';
 import type { Arrival, NeighbourStats, ReceiverStats } from '../lib/receiver-types';
 import { type MainProcess, startMainProcess } from '../lib/services';
-import { type BenchEvent, benchEvent, enableWebhooks, postBatch, typeOfUser } from '../lib/workload';
+import { type BenchEvent, benchEvent, enableWebhooks, postBatch, typeOfUser, waitForArrivals } from '../lib/workload';
 import { percentiles } from '../scenarios/latency';
 import { startFaultRun } from './fault-kit';
 
@@ -169,11 +169,7 @@ async function publishSteadily(
   }
   const endedAt = wallMs();
   const deadline = endedAt + waitMs;
-  for (;;) {
-    const arrived = await receiver.call<number>('arrivalsBetween', from, from + count);
-    if ((pendingCalls === 0 && arrived >= published) || wallMs() > deadline) break;
-    await sleep(100);
-  }
+  await waitForArrivals(receiver, { from, count, published: () => published, unanswered: () => pendingCalls }, deadline);
   return {
     startedAt,
     published,

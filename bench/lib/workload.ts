@@ -136,3 +136,19 @@ export async function waitForEvents(
     await sleep(50);
   }
 }
+
+/**
+ * Waits until events `from`…`from + count` have all arrived at the receiver (or `deadline`, epoch ms, passes), once no
+ * publish call is still unanswered.
+ */
+export async function waitForArrivals(
+  receiver: IpcChild,
+  load: { readonly from: number; readonly count: number; readonly published: () => number; readonly unanswered: () => number },
+  deadline: number,
+): Promise<void> {
+  for (;;) {
+    const arrived = await receiver.call<number>('arrivalsBetween', load.from, load.from + load.count);
+    if ((load.unanswered() === 0 && arrived >= load.published()) || wallMs() > deadline) return;
+    await sleep(100);
+  }
+}

@@ -4,7 +4,7 @@ import { deliveriesByUser, type DeliverySummary } from '../lib/deliveries-by-use
 import type { IpcChild } from '../lib/ipc';
 import type { Arrival, NeighbourBehaviour, NeighbourStats, ReceiverStats } from '../lib/receiver-types';
 import { startIpcService } from '../lib/services';
-import { type BenchEvent, benchEvent, enableWebhooks, typeOfUser } from '../lib/workload';
+import { type BenchEvent, benchEvent, enableWebhooks, typeOfUser, waitForArrivals } from '../lib/workload';
 import { percentiles, type Percentiles } from './latency';
 
 /** Seconds of healthy load before each measured run (fresh service: cold JIT, empty pools); not measured. */
@@ -284,11 +284,7 @@ async function publishSteadily(receiver: IpcChild, service: IpcChild, users: num
   const endedAt = wallMs();
   const achievedRate = round((count * 1000) / (endedAt - startedAt));
   const deadline = endedAt + waitMs;
-  for (;;) {
-    const arrived = await receiver.call<number>('arrivalsBetween', from, from + count);
-    if ((pendingCalls === 0 && arrived >= published) || wallMs() > deadline) break;
-    await sleep(100);
-  }
+  await waitForArrivals(receiver, { from, count, published: () => published, unanswered: () => pendingCalls }, deadline);
   return {
     startedAt,
     published,
