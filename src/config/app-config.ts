@@ -1,6 +1,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { Equals, IsEnum, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
-import { DEFAULT_LEASE_MS, DEFAULT_TIMEOUT_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
+import { DEFAULT_LEASE_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../notifications/delivery/http/webhook-sender';
 import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
 import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
 import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile } from './webhook-trust';
@@ -196,7 +197,7 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   }
   if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
-  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? DEFAULT_TIMEOUT_MS;
+  const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
   const leaseMs = variables.DELIVERY_LEASE_MS ?? DEFAULT_LEASE_MS;
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     problems.push(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);

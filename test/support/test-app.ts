@@ -12,9 +12,11 @@ import type { AppConfig } from '../../src/config/load-app-config';
 import { configureApp } from '../../src/configure-app';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
+import { TEST_JWT_SECRET } from '../../src/testing/boot-test-notifications';
 import type { TestDatabase, TestDatabaseKind } from './test-databases';
 
-export const TEST_JWT_SECRET = 'test-jwt-secret-0123456789abcdef0123456789';
+/** The one JWT secret of the tests, the testing kit's. */
+export { TEST_JWT_SECRET };
 
 export interface TestApp {
   readonly app: INestApplication;

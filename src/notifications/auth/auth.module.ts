@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import type { NotificationsModuleOptions, UserIdResolver } from '../notifications-options.interface';
 import { jwtUserResolver } from './jwt-user-resolver';
 import { USER_ID_RESOLVER, UserAuthGuard } from './user-auth.guard';
@@ -14,10 +13,9 @@ function userIdResolverFrom(options: NotificationsModuleOptions): UserIdResolver
   throw new Error('NotificationsModule: jwtSecret or resolveUserId is required to authenticate settings requests');
 }
 
-/** Who is calling (user id resolution) and how often they may call (re-exports the rate limits). */
+/** Who is calling: the user id resolution of settings requests. */
 @Module({
-  imports: [RateLimitModule],
   providers: [{ provide: USER_ID_RESOLVER, inject: [NOTIFICATIONS_OPTIONS], useFactory: userIdResolverFrom }, UserAuthGuard],
-  exports: [USER_ID_RESOLVER, UserAuthGuard, RateLimitModule],
+  exports: [USER_ID_RESOLVER, UserAuthGuard],
 })
 export class AuthModule {}

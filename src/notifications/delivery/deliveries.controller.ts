@@ -10,7 +10,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { SettingsController } from '../auth/settings-controller.decorator';
+import { SettingsController } from '../settings-api/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ErrorResponseDto } from '../common/error-response.dto';
 import { PositiveIntPipe } from '../common/positive-int.pipe';

@@ -2,6 +2,7 @@ import { SERVICE_VERSION } from '../../version';
 import { positiveInteger } from '../common/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import type { CircuitBreakerSettings } from './engine/circuit-breaker';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './http/webhook-sender';
 
 /** The resolved delivery settings of one module instance. */
 export interface DeliverySettings {
@@ -20,7 +21,6 @@ export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 /** An attempt starts only if it can finish, and be recorded, this long before its lease ends. */
 export const LEASE_MARGIN_MS = 1_000;
 export const DEFAULT_LEASE_MS = 60_000;
-export const DEFAULT_TIMEOUT_MS = 5_000;
 export const DEFAULT_PER_ENDPOINT_CONCURRENCY = 4;
 export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSettings = { failuresToOpen: 5, coolDownMs: 30_000 };
 
@@ -31,7 +31,7 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     circuitBreaker = {},
     batchSize = 200,
     leaseMs = DEFAULT_LEASE_MS,
-    timeoutMs = DEFAULT_TIMEOUT_MS,
+    timeoutMs = DEFAULT_WEBHOOK_TIMEOUT_MS,
     shutdownGraceMs = 10_000,
   } = options.delivery ?? {};
   const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;

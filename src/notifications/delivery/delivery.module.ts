@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuthModule } from '../auth/auth.module';
+import { SettingsApiModule } from '../settings-api/settings-api.module';
 import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
@@ -25,7 +25,7 @@ import { WebhookPublisher } from './webhook-publisher';
   imports: [
     TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]),
     ClockModule,
-    AuthModule,
+    SettingsApiModule,
     PreferencesModule,
     UrlGuardModule,
   ],

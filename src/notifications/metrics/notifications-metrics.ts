@@ -3,12 +3,11 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { DeliveryEvents } from '../delivery/delivery-events';
 import { OutboxEngine } from '../delivery/engine/outbox-engine';
-import type { AttemptOutcome } from '../delivery/http/attempt-result';
+import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 
-const OUTCOMES: readonly AttemptOutcome[] = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'];
 const FINAL_STATES = [DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const;
 const QUEUE_STATES = ['due', 'in_flight', 'failed'] as const;
 /** A gauge reads at most this many rows per state; it saturates there, far above any alert threshold. */
@@ -99,7 +98,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       registers,
     });
     // Zero series exist from the start, so rate() and alerts see every label before its first event.
-    for (const outcome of OUTCOMES) {
+    for (const outcome of ATTEMPT_OUTCOMES) {
       attempts.inc({ outcome }, 0);
       attemptSeconds.zero({ outcome });
     }

@@ -1,5 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { EventType, NotificationChannel } from '../catalog/event-catalog';
+import { MAX_WEBHOOK_URL_LENGTH } from '../url-guard/url-guard';
 
 /** A user's explicit choice for one event type on one channel. */
 @Entity({ name: 'notification_preferences' })
@@ -20,7 +21,7 @@ export class NotificationPreference {
   @Column({ type: 'boolean' })
   enabled: boolean;
 
-  @Column({ name: 'webhook_url', type: 'varchar', length: 2048, nullable: true })
+  @Column({ name: 'webhook_url', type: 'varchar', length: MAX_WEBHOOK_URL_LENGTH, nullable: true })
   webhookUrl: string | null;
 
   /** Deliveries in a row that ended FAILED since the last DELIVERED (counted only while auto-disable is on). */

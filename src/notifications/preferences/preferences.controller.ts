@@ -1,7 +1,7 @@
 import { Body, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { SettingsController } from '../auth/settings-controller.decorator';
+import { SettingsController } from '../settings-api/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ErrorResponseDto } from '../common/error-response.dto';
 import { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AuthModule } from '../auth/auth.module';
+import { SettingsApiModule } from '../settings-api/settings-api.module';
 import { SecretsModule } from '../secrets/secrets.module';
 import { UrlGuardModule } from '../url-guard/url-guard.module';
 import { NotificationPreference } from './notification-preference.entity';
@@ -9,7 +9,7 @@ import { PreferencesController } from './preferences.controller';
 import { PreferencesService } from './preferences.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationPreference]), AuthModule, SecretsModule, UrlGuardModule],
+  imports: [TypeOrmModule.forFeature([NotificationPreference]), SettingsApiModule, SecretsModule, UrlGuardModule],
   controllers: [PreferencesController],
   providers: [NotificationPreferenceRepository, PreferencesService],
   exports: [PreferencesService],

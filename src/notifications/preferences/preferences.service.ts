@@ -6,7 +6,8 @@ import { InvalidFieldsException } from '../common/api-errors';
 import { shortTransaction } from '../common/short-transaction';
 import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
-import type { FinishedRun } from './auto-disable/finished-runs';
+import type { FinishedRun } from './finished-runs';
+import { webhookKey } from './webhook-key';
 import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
 import { PreferenceSource } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
@@ -38,8 +39,6 @@ export interface DisabledWebhook {
   readonly type: EventType;
   readonly failures: number;
 }
-
-export const webhookKey = (userId: number, type: EventType) => `${userId}/${type}`;
 
 /** {@link WebhookTarget.unusableSecret} of an enabled webhook that has no signing secret. */
 export const NO_SIGNING_SECRET = 'no signing secret (rotating the secret creates one)';

@@ -2,10 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EventType } from '../../catalog/event-catalog';
-import type { AttemptOutcome } from '../http/webhook-sender';
+import { ATTEMPT_OUTCOMES } from '../http/attempt-result';
 import { DeliveryStatus } from '../webhook-delivery.entity';
-
-const ATTEMPT_OUTCOMES: readonly AttemptOutcome[] = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'];
 
 export class ListDeliveriesQueryDto {
   @ApiPropertyOptional({ enum: EventType, enumName: 'EventType' })

@@ -4,7 +4,8 @@ import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnAppl
 import type { EventType } from '../../catalog/event-catalog';
 import { Clock } from '../../clock/clock';
 import { GroupCommit } from '../../common/group-commit';
-import { PreferencesService, type WebhookTarget, webhookKey } from '../../preferences/preferences.service';
+import { PreferencesService, type WebhookTarget } from '../../preferences/preferences.service';
+import { webhookKey } from '../../preferences/webhook-key';
 import { DeliveryEvents } from '../delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import type { AttemptResult } from '../http/attempt-result';

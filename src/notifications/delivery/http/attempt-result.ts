@@ -1,4 +1,6 @@
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'connect_error' | 'blocked' | 'tls_error';
+/** How an attempt ended, in the delivery log, the metrics and the receiver-facing docs. */
+export const ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export interface WebhookRequest {
   url: string;

@@ -1,8 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { EventType, NotificationChannel } from '../../catalog/event-catalog';
-
-export const WEBHOOK_URL_MAX_LENGTH = 2048;
+import { MAX_WEBHOOK_URL_LENGTH } from '../../url-guard/url-guard';
 
 export class UpsertPreferenceDto {
   @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.RATE_SPIKE })
@@ -20,7 +19,7 @@ export class UpsertPreferenceDto {
   @ApiPropertyOptional({
     type: String,
     nullable: true,
-    maxLength: WEBHOOK_URL_MAX_LENGTH,
+    maxLength: MAX_WEBHOOK_URL_LENGTH,
     example: 'https://hooks.example.com/funding',
     description:
       'Required when enabling WEBHOOK; refused on other channels. https only, no credentials, not localhost ' +
@@ -28,6 +27,6 @@ export class UpsertPreferenceDto {
   })
   @IsOptional()
   @IsString({ message: 'must be a string' })
-  @MaxLength(WEBHOOK_URL_MAX_LENGTH, { message: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters` })
+  @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
   webhookUrl?: string | null;
 }

@@ -1,4 +1,4 @@
-import type { NotificationsModuleOptions } from '../../notifications-options.interface';
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
 
 /** Failed deliveries in a row that disable a webhook; 0 = never. Refuses a value that is not a whole number ≥ 0. */
 export function autoDisableAfter(options: NotificationsModuleOptions): number {

@@ -1,4 +1,4 @@
-import { EventType } from '../../catalog/event-catalog';
+import { EventType } from '../catalog/event-catalog';
 import { foldFinished } from './finished-runs';
 
 const { RATE_SPIKE, LOAN_EXECUTED } = EventType;

@@ -1,5 +1,5 @@
-import type { EventType } from '../../catalog/event-catalog';
-import { webhookKey } from '../preferences.service';
+import type { EventType } from '../catalog/event-catalog';
+import { webhookKey } from './webhook-key';
 
 export interface FinishedDelivery {
   readonly userId: number;

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
-import { DeliveryModule } from '../../delivery/delivery.module';
-import { PreferencesModule } from '../preferences.module';
+import { DeliveryModule } from '../delivery/delivery.module';
+import { PreferencesModule } from '../preferences/preferences.module';
 import { WebhookAutoDisable } from './webhook-auto-disable';
 
 /** Separate from PreferencesModule because it listens to DeliveryModule, which itself needs preferences. */

@@ -1,14 +1,14 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { filter, type Subscription } from 'rxjs';
-import { Clock } from '../../clock/clock';
-import { GroupCommit } from '../../common/group-commit';
-import { type AttemptRecorded, DeliveryEvents } from '../../delivery/delivery-events';
-import { DeliveryStatus } from '../../delivery/webhook-delivery.entity';
-import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
-import type { NotificationsModuleOptions } from '../../notifications-options.interface';
-import { PreferencesService } from '../preferences.service';
+import { Clock } from '../clock/clock';
+import { GroupCommit } from '../common/group-commit';
+import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events';
+import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { PreferencesService } from '../preferences/preferences.service';
 import { autoDisableAfter } from './auto-disable-settings';
-import { foldFinished } from './finished-runs';
+import { foldFinished } from '../preferences/finished-runs';
 
 const MAX_BATCH = 500;
 

@@ -5,7 +5,7 @@ import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { JsonBodyGuard } from '../common/json-body.guard';
 import { createValidationPipe } from '../common/validation.pipe';
 import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
-import { UserAuthGuard } from './user-auth.guard';
+import { UserAuthGuard } from '../auth/user-auth.guard';
 
 const SETTINGS_PATH = 'api/v1/settings/notifications';
 
