@@ -10,6 +10,7 @@ import { DEFAULT_MYSQL_URL, databaseServer } from './lib/databases';
 import { IpcChild } from './lib/ipc';
 import { RESULTS_DIR } from './lib/paths';
 import type { ReceiverStart } from './lib/receiver-types';
+import type { BenchReport, RatedRun, Target } from './lib/report';
 import { backlog } from './scenarios/backlog';
 import { measureCeiling } from './scenarios/ceiling';
 import { isolation } from './scenarios/isolation';
@@ -89,7 +90,7 @@ async function main(): Promise<void> {
   const caFile = join(logDir, 'receiver-ca.pem');
   const { bases, caPem } = await receiver.call<ReceiverStart>('start', ORIGINS, caFile);
   const context: BenchContext = { size, server, receiver, bases, caPem, caFile, logDir, profileDir, failures: [] };
-  const report: Record<string, unknown> = {
+  const report: BenchReport = {
     meta: {
       startedAt: new Date().toISOString(),
       node: process.version,
@@ -106,12 +107,12 @@ async function main(): Promise<void> {
       deliveryTuning: 'service defaults (DELIVERY_* unset)',
     },
   };
-  const ratios: ThroughputResult[] = [];
+  const ratios: RatedRun[] = [];
   try {
     log(`ceiling: ${size.events} bare undici requests, concurrency ${size.concurrency}`);
     const ceilingBefore = await measureCeiling(context, 'ceiling');
     log(`ceiling: ${ceilingBefore.perSecond}/s`);
-    const ceiling: Record<string, unknown> = { ...ceilingBefore };
+    const ceiling: NonNullable<BenchReport['ceiling']> = { ...ceilingBefore };
     report.ceiling = ceiling;
 
     if (only.has('throughput')) {
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
       log(`throughput (internal HTTP): ${viaHttp.deliveriesPerSecond}/s`);
       ratios.push(viaPublisher.result, viaHttp);
       report.throughput = { publisherApi: viaPublisher.result, internalHttp: viaHttp };
-      report.profiles = { ...(report.profiles as object), throughput: viaPublisher.profile };
+      report.profiles = { ...report.profiles, throughput: viaPublisher.profile };
     }
     if (only.has('latency')) {
       log(`latency: ${size.latencyRate} events/s for ${size.latencySeconds} s`);
@@ -135,9 +136,9 @@ async function main(): Promise<void> {
       log(`backlog: seeding ${size.backlog} due retries, then scheduler ticks`);
       const { result, profile } = await backlog(context);
       log(`backlog: ${result.deliveriesPerSecond}/s, peak RSS ${result.rssMb.peak} MB`);
-      ratios.push(result as never);
+      ratios.push(result);
       report.backlog = result;
-      report.profiles = { ...(report.profiles as object), backlog: profile };
+      report.profiles = { ...report.profiles, backlog: profile };
     }
     if (only.has('scale-out')) {
       if (server.kind !== 'mysql') {
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
       const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
       ceiling.perSecondAtEnd = ceilingAfter.perSecond;
     }
-    const reference = Math.max(ceilingBefore.perSecond, (ceiling.perSecondAtEnd as number | undefined) ?? 0);
+    const reference = Math.max(ceilingBefore.perSecond, ceiling.perSecondAtEnd ?? 0);
     ceiling.reference = reference;
     for (const result of ratios) result.ratioToCeiling = round(result.deliveriesPerSecond / reference, 3);
     report.targets = targets(report);
@@ -191,7 +192,7 @@ async function main(): Promise<void> {
   } finally {
     await receiver.stop();
   }
-  (report.meta as Record<string, unknown>).loadAverageAtEnd = loadavg().map((load) => round(load, 2));
+  report.meta.loadAverageAtEnd = loadavg().map((load) => round(load, 2));
   report.failures = context.failures;
   report.passed = context.failures.length === 0;
   const json = JSON.stringify(report, null, 2);
@@ -201,26 +202,25 @@ async function main(): Promise<void> {
 }
 
 /** The targets of issue 4, held as ratios to the ceiling of this run. */
-function targets(report: Record<string, unknown>): Record<string, unknown> {
-  const get = <T>(path: string): T | undefined =>
-    path.split('.').reduce<unknown>((value, key) => (value as Record<string, unknown> | undefined)?.[key], report) as T | undefined;
-  const result: Record<string, unknown> = {};
-  const throughput = get<number>('throughput.publisherApi.ratioToCeiling');
+function targets(report: BenchReport): Record<string, Target> {
+  const result: Record<string, Target> = {};
+  const throughput = report.throughput?.publisherApi.ratioToCeiling;
   if (throughput !== undefined) result.throughputAtLeastHalfOfCeiling = { ratio: throughput, met: throughput >= 0.5 };
-  const p99 = get<number>('latency.publishToReceiverMs.p99');
+  const p99 = report.latency?.publishToReceiverMs.p99;
   if (p99 !== undefined) result.latencyP99AtMost50Ms = { p99, met: p99 <= 50 };
-  const backlogRatio = get<number>('backlog.ratioToCeiling');
-  const peak = get<number>('backlog.rssMb.peak');
+  const backlogRatio = report.backlog?.ratioToCeiling;
+  const peak = report.backlog?.rssMb.peak;
   if (backlogRatio !== undefined) result.backlogAtLeast03OfCeiling = { ratio: backlogRatio, met: backlogRatio >= 0.3 };
   if (peak !== undefined) result.backlogPeakRssAtMost300Mb = { peakMb: peak, met: peak <= 300 };
-  const runs = get<ThroughputResult[]>('scaleOut.runs');
-  if (runs && runs.length >= 2) {
+  const scaleOut = report.scaleOut && 'runs' in report.scaleOut ? report.scaleOut : undefined;
+  const runs = scaleOut?.runs ?? [];
+  if (scaleOut && runs.length >= 2) {
     result.scaleOutTwoBeatOne = {
       one: runs[0].deliveriesPerSecond,
       two: runs[1].deliveriesPerSecond,
       met: runs[1].deliveriesPerSecond > runs[0].deliveriesPerSecond,
     };
-    const slowRuns = get<ThroughputResult[]>('scaleOut.slowReceiver.runs') ?? [];
+    const slowRuns = scaleOut.slowReceiver.runs;
     if (slowRuns.length >= 2) {
       result.scaleOutTwoBeatOneWithSlowReceiver = {
         one: slowRuns[0].deliveriesPerSecond,
@@ -231,7 +231,7 @@ function targets(report: Record<string, unknown>): Record<string, unknown> {
     const duplicates = [...runs, ...slowRuns].reduce((sum, run) => sum + run.duplicates, 0);
     result.scaleOutZeroDuplicates = { duplicates, met: duplicates === 0 };
   }
-  Object.assign(result, get<Record<string, unknown>>('isolation.targets') ?? {});
+  Object.assign(result, report.isolation?.targets);
   return result;
 }
 

@@ -1,0 +1,32 @@
+import type { BacklogResult } from '../scenarios/backlog';
+import type { CeilingResult } from '../scenarios/ceiling';
+import type { IsolationResult } from '../scenarios/isolation';
+import type { LatencyResult } from '../scenarios/latency';
+import type { ThroughputResult } from '../scenarios/throughput';
+import type { ProfileSummary } from './profile-summary';
+
+/** A bench target: what was measured and whether it met the target. */
+export type Target = { readonly met: boolean } & Record<string, unknown>;
+
+/** A run whose rate is also given as a ratio to this run's ceiling. */
+export interface RatedRun {
+  readonly deliveriesPerSecond: number;
+  ratioToCeiling?: number;
+}
+
+/** `bench/results/latest.json`: one section per scenario that ran. */
+export interface BenchReport {
+  readonly meta: Record<string, unknown>;
+  ceiling?: CeilingResult & { perSecondAtEnd?: number; reference?: number };
+  throughput?: { readonly publisherApi: ThroughputResult; readonly internalHttp: ThroughputResult };
+  latency?: LatencyResult;
+  backlog?: BacklogResult;
+  scaleOut?:
+    | { readonly skipped: string }
+    | { readonly runs: ThroughputResult[]; readonly slowReceiver: { readonly answerDelayMs: number; readonly runs: ThroughputResult[] } };
+  isolation?: IsolationResult;
+  profiles?: Record<string, ProfileSummary>;
+  targets?: Record<string, Target>;
+  failures?: string[];
+  passed?: boolean;
+}
