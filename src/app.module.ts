@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DestinationStream } from 'pino';
-import { LogLevel } from './config/app-config';
+import { LogLevel } from './config/environment-variables';
 import type { AppConfig } from './config/load-app-config';
 import { databaseOptions } from './database/database-options';
 import { HealthModule } from './health/health.module';

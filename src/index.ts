@@ -19,7 +19,7 @@ export { NotificationPreference } from './notifications/preferences/notification
 export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
 export { PreferencesService } from './notifications/preferences/preferences.service';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
-export type { HostResolver } from './notifications/url-guard/url-guard';
+export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
 export { WebhookPublisher, type PublishableEvent } from './notifications/delivery/webhook-publisher';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
 export { verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
 import { configureApp } from './configure-app';
-import { NodeEnv } from './config/app-config';
+import { NodeEnv } from './config/environment-variables';
 import { type AppConfig, loadAppConfig } from './config/load-app-config';
 import { webhookTrustSummary } from './config/webhook-trust';
 

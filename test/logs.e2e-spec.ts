@@ -1,5 +1,5 @@
 import type { DestinationStream } from 'pino';
-import { LogLevel } from '../src/config/app-config';
+import { LogLevel } from '../src/config/environment-variables';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { LogLevel } from '../src/config/app-config';
+import { LogLevel } from '../src/config/environment-variables';
 import { startTestApp, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 

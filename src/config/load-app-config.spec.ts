@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateTestCertificate } from '../testing/test-certificate';
-import { WebhookUrlGuard } from '../notifications/url-guard/url-guard';
+import { WebhookUrlPolicy } from '../notifications/url-policy/webhook-url-policy';
 import { loadAppConfig, parseEncryptionKeys } from './load-app-config';
 import { webhookTrustSummary } from './webhook-trust';
 
@@ -190,8 +190,8 @@ describe('loadAppConfig', () => {
 
     it('so the metadata address stays refused in production', () => {
       const config = loadAppConfig(production);
-      const guard = new WebhookUrlGuard({ allowedCidrs: config.webhookAllowedCidrs });
-      expect(() => guard.checkSyntax('https://169.254.169.254/latest/meta-data')).toThrow('link-local');
+      const policy = new WebhookUrlPolicy({ allowedCidrs: config.webhookAllowedCidrs });
+      expect(() => policy.checkSyntax('https://169.254.169.254/latest/meta-data')).toThrow('link-local');
     });
   });
 

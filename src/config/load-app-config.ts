@@ -4,7 +4,7 @@ import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { DeliveryTuning, EncryptionKey } from '../notifications/notifications-options.interface';
 import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-options';
-import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './app-config';
+import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
 import { type ExtraCaFile, readExtraCaFile, splitCidrs } from './webhook-trust';
 

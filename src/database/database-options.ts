@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { DbType } from '../config/app-config';
+import { DbType } from '../config/environment-variables';
 import type { DatabaseConfig, MysqlTuning } from '../config/load-app-config';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../notifications/notifications.schema';
 import { DropTimedOutConnections } from './drop-timed-out-connections.subscriber';

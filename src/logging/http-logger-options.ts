@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
-import type { LogLevel } from '../config/app-config';
+import type { LogLevel } from '../config/environment-variables';
 import { REDACTED_PATHS, redactQuery, redactUrl } from './redacted-paths';
 import { requestId } from './request-id';
 

@@ -1,7 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
-import type { LogLevel } from '../config/app-config';
+import type { LogLevel } from '../config/environment-variables';
 import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { httpLoggerOptions } from './http-logger-options';
 

@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock/clock';
 import type { RateLimitOptions } from './rate-limit/rate-limit-options';
-import type { HostResolver } from './url-guard/url-guard';
+import type { HostResolver } from './url-policy/webhook-url-policy';
 
 /** Resolves the authenticated user of a settings request; `undefined` answers 401. */
 export type UserIdResolver = (request: Request) => number | undefined | Promise<number | undefined>;

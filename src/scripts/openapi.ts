@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from '../app.module';
-import { DbType } from '../config/app-config';
+import { DbType } from '../config/environment-variables';
 import type { AppConfig } from '../config/load-app-config';
-import { NodeEnv } from '../config/app-config';
+import { NodeEnv } from '../config/environment-variables';
 import { buildOpenApiDocument, stableJson } from '../openapi';
 import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from './openapi-types';
 

@@ -1,5 +1,5 @@
 import type { NotificationsModuleOptions } from '../notifications/notifications-options.interface';
-import type { HostResolver } from '../notifications/url-guard/url-guard';
+import type { HostResolver } from '../notifications/url-policy/webhook-url-policy';
 import { RECEIVER_HOSTNAME } from './test-certificate';
 import type { TestClock } from './test-clock';
 import type { TestReceiver } from './test-receiver';

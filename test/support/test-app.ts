@@ -7,7 +7,7 @@ import type TestAgent from 'supertest/lib/agent';
 import type { DestinationStream } from 'pino';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
-import { LogLevel, NodeEnv } from '../../src/config/app-config';
+import { LogLevel, NodeEnv } from '../../src/config/environment-variables';
 import type { AppConfig } from '../../src/config/load-app-config';
 import { configureApp } from '../../src/configure-app';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';

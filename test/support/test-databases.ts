@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { DbType } from '../../src/config/app-config';
+import { DbType } from '../../src/config/environment-variables';
 import type { DatabaseConfig } from '../../src/config/load-app-config';
 import { createMysqlDatabase } from './mysql-database';
 

@@ -15,7 +15,7 @@ import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ErrorResponseDto } from '../common/error-response.dto';
 import { PositiveIntPipe } from '../common/positive-int.pipe';
 import { RateLimit } from '../rate-limit/rate-limit.decorator';
-import { DeliveryLogService } from './delivery-log.service';
+import { DeliveriesService } from './deliveries.service';
 import {
   DeliveryDetailDto,
   DeliveryDto,
@@ -28,7 +28,7 @@ import {
 @ApiTags('Webhook deliveries')
 @SettingsController()
 export class DeliveriesController {
-  constructor(private readonly deliveries: DeliveryLogService) {}
+  constructor(private readonly deliveries: DeliveriesService) {}
 
   @Get('webhook-deliveries')
   @ApiOperation({ summary: "The user's webhook deliveries, newest first" })

@@ -5,11 +5,11 @@ import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesModule } from '../preferences/preferences.module';
-import { UrlGuardModule } from '../url-guard/url-guard.module';
-import { WebhookUrlGuard } from '../url-guard/url-guard';
+import { UrlPolicyModule } from '../url-policy/url-policy.module';
+import { WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveryEvents } from './delivery-events';
-import { DeliveryLogService } from './delivery-log.service';
+import { DeliveriesService } from './deliveries.service';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
@@ -27,18 +27,18 @@ import { WebhookPublisher } from './webhook-publisher';
     ClockModule,
     SettingsApiModule,
     PreferencesModule,
-    UrlGuardModule,
+    UrlPolicyModule,
   ],
   controllers: [DeliveriesController, InternalEventsController],
   providers: [
     { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
     {
       provide: WebhookSender,
-      inject: [WebhookUrlGuard, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
-      useFactory: (guard: WebhookUrlGuard, options: NotificationsModuleOptions, settings: DeliverySettings) =>
+      inject: [WebhookUrlPolicy, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
+      useFactory: (urlPolicy: WebhookUrlPolicy, options: NotificationsModuleOptions, settings: DeliverySettings) =>
         // As many connections per origin as attempts in flight: an attempt never waits for a pooled connection while its deadline runs.
         new WebhookSender({
-          guard,
+          urlPolicy,
           extraCaPem: options.extraCaPem,
           timeoutMs: settings.timeoutMs,
           connectionsPerOrigin: settings.concurrency,
@@ -47,7 +47,7 @@ import { WebhookPublisher } from './webhook-publisher';
     DeliveryEvents,
     DeliveryOutboxRepository,
     OutboxEngine,
-    DeliveryLogService,
+    DeliveriesService,
     WebhookPublisher,
     InternalTokenGuard,
   ],

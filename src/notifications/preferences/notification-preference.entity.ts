@@ -1,6 +1,6 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 import { EventType, NotificationChannel } from '../catalog/event-catalog';
-import { MAX_WEBHOOK_URL_LENGTH } from '../url-guard/url-guard';
+import { MAX_WEBHOOK_URL_LENGTH } from '../url-policy/webhook-url-policy';
 
 /** A user's explicit choice for one event type on one channel. */
 @Entity({ name: 'notification_preferences' })

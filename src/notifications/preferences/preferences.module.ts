@@ -2,14 +2,14 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SettingsApiModule } from '../settings-api/settings-api.module';
 import { SecretsModule } from '../secrets/secrets.module';
-import { UrlGuardModule } from '../url-guard/url-guard.module';
+import { UrlPolicyModule } from '../url-policy/url-policy.module';
 import { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository } from './notification-preference.repository';
 import { PreferencesController } from './preferences.controller';
 import { PreferencesService } from './preferences.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationPreference]), SettingsApiModule, SecretsModule, UrlGuardModule],
+  imports: [TypeOrmModule.forFeature([NotificationPreference]), SettingsApiModule, SecretsModule, UrlPolicyModule],
   controllers: [PreferencesController],
   providers: [NotificationPreferenceRepository, PreferencesService],
   exports: [PreferencesService],

@@ -5,7 +5,7 @@ import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition
 import { InvalidFieldsException } from '../common/api-errors';
 import { shortTransaction } from '../common/short-transaction';
 import { SecretsService } from '../secrets/secrets.service';
-import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
+import { UnsafeWebhookUrlError, WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
 import type { FinishedRun } from './finished-runs';
 import { webhookKey } from './webhook-key';
 import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
@@ -48,7 +48,7 @@ export class PreferencesService {
   constructor(
     private readonly preferences: NotificationPreferenceRepository,
     private readonly secrets: SecretsService,
-    private readonly urlGuard: WebhookUrlGuard,
+    private readonly urlPolicy: WebhookUrlPolicy,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -194,7 +194,7 @@ export class PreferencesService {
       return undefined;
     }
     try {
-      await this.urlGuard.assertSafeToSave(webhookUrl);
+      await this.urlPolicy.assertSafeToSave(webhookUrl);
     } catch (error) {
       if (error instanceof UnsafeWebhookUrlError) throw InvalidFieldsException.of('webhookUrl', error.message);
       throw error;

@@ -1,4 +1,4 @@
-import { WEBHOOK_BLOCKED_CODE } from '../../url-guard/url-guard';
+import { WEBHOOK_BLOCKED_CODE } from '../../url-policy/webhook-url-policy';
 import type { AttemptOutcome } from './attempt-result';
 
 export interface ClassifiedError {

@@ -3,7 +3,7 @@ import { type AddressInfo, createServer as createTcpServer, type Server as TcpSe
 import { createServer as createTlsServer, type Server as TlsServer, type TlsOptions, type TLSSocket } from 'node:tls';
 import { generate } from 'selfsigned';
 import { startTestReceiver } from '../../../testing';
-import { WebhookUrlGuard } from '../../url-guard/url-guard';
+import { WebhookUrlPolicy } from '../../url-policy/webhook-url-policy';
 import { WebhookSender, type WebhookSenderOptions } from './webhook-sender';
 
 /** Receivers that speak odd but legal HTTP, and the readable errors of those that fail (issue 11, item 6). */
@@ -44,7 +44,10 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
 
   beforeAll(async () => {
     loopbackCertificate = await certificate();
-    trusting = new WebhookSender({ guard: new WebhookUrlGuard({ allowedCidrs: LOOPBACK_ALLOWED }), extraCaPem: loopbackCertificate.cert });
+    trusting = new WebhookSender({
+      urlPolicy: new WebhookUrlPolicy({ allowedCidrs: LOOPBACK_ALLOWED }),
+      extraCaPem: loopbackCertificate.cert,
+    });
   });
 
   afterAll(() => trusting.close());
@@ -54,7 +57,11 @@ describe('WebhookSender against receivers that speak odd but legal HTTP', () => 
   });
 
   function sender(caPem: string | undefined, options: Partial<WebhookSenderOptions> = {}): WebhookSender {
-    const created = new WebhookSender({ guard: new WebhookUrlGuard({ allowedCidrs: LOOPBACK_ALLOWED }), extraCaPem: caPem, ...options });
+    const created = new WebhookSender({
+      urlPolicy: new WebhookUrlPolicy({ allowedCidrs: LOOPBACK_ALLOWED }),
+      extraCaPem: caPem,
+      ...options,
+    });
     cleanups.push(() => created.close());
     return created;
   }

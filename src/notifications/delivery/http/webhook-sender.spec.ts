@@ -6,7 +6,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { generate } from 'selfsigned';
 import { RECEIVER_HOSTNAME, startTestReceiver, type TestReceiver } from '../../../testing';
-import { type HostResolver, WebhookUrlGuard } from '../../url-guard/url-guard';
+import { type HostResolver, WebhookUrlPolicy } from '../../url-policy/webhook-url-policy';
 import { type AttemptResult, WebhookSender, type WebhookSenderOptions } from './webhook-sender';
 
 const LOOPBACK_ALLOWED = ['127.0.0.0/8'];
@@ -42,7 +42,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
   /** A sender trusting the receiver's certificate and allowed to reach loopback, unless overridden. */
   function sender(options: Partial<WebhookSenderOptions> = {}): WebhookSender {
     const created = new WebhookSender({
-      guard: new WebhookUrlGuard({ allowedCidrs: LOOPBACK_ALLOWED }),
+      urlPolicy: new WebhookUrlPolicy({ allowedCidrs: LOOPBACK_ALLOWED }),
       extraCaPem: receiver.caPem,
       ...options,
     });
@@ -156,7 +156,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
     it('reaches a host name through the injected resolver when its answer is allow-listed', async () => {
       const resolver = resolverAnswering(['127.0.0.1']);
-      const target = sender({ guard: new WebhookUrlGuard({ resolver, allowedCidrs: LOOPBACK_ALLOWED }) });
+      const target = sender({ urlPolicy: new WebhookUrlPolicy({ resolver, allowedCidrs: LOOPBACK_ALLOWED }) });
 
       const result = await post(target, `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`);
 
@@ -309,7 +309,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
     it('refuses a certificate that does not name the host as tls_error', async () => {
       const resolver = resolverAnswering(['127.0.0.1']);
-      const target = sender({ guard: new WebhookUrlGuard({ resolver, allowedCidrs: LOOPBACK_ALLOWED }) });
+      const target = sender({ urlPolicy: new WebhookUrlPolicy({ resolver, allowedCidrs: LOOPBACK_ALLOWED }) });
 
       const result = await post(target, `https://other.test:${receiver.port}/hook`);
 
@@ -324,7 +324,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
   describe('address policy', () => {
     it('blocks a name resolving to loopback when loopback is not allow-listed, before any connection', async () => {
       const resolver = resolverAnswering(['127.0.0.1']);
-      const target = sender({ guard: new WebhookUrlGuard({ resolver }) });
+      const target = sender({ urlPolicy: new WebhookUrlPolicy({ resolver }) });
 
       const result = await post(target, `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`);
 
@@ -339,11 +339,11 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
     it('blocks DNS rebinding: public at save time, loopback at connect time', async () => {
       const resolver = resolverAnswering([PUBLIC_IPV4], ['127.0.0.1']);
-      const guard = new WebhookUrlGuard({ resolver });
+      const urlPolicy = new WebhookUrlPolicy({ resolver });
       const url = `https://${RECEIVER_HOSTNAME}:${receiver.port}/hook`;
-      await expect(guard.assertSafeToSave(url)).resolves.toBeInstanceOf(URL);
+      await expect(urlPolicy.assertSafeToSave(url)).resolves.toBeInstanceOf(URL);
 
-      const result = await post(sender({ guard }), url);
+      const result = await post(sender({ urlPolicy }), url);
 
       expect(result).toMatchObject({
         outcome: 'blocked',
@@ -355,7 +355,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
     it('blocks a loopback IP literal without asking any resolver or connecting', async () => {
       const resolver = resolverAnswering(['127.0.0.1']);
-      const target = sender({ guard: new WebhookUrlGuard({ resolver }) });
+      const target = sender({ urlPolicy: new WebhookUrlPolicy({ resolver }) });
 
       const result = await post(target, receiver.url());
 

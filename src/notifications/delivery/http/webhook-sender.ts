@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
-import type { WebhookUrlGuard } from '../../url-guard/url-guard';
+import type { WebhookUrlPolicy } from '../../url-policy/webhook-url-policy';
 import { positiveInteger } from '../../common/positive-integer';
 import { blockedBeforeConnect } from './attempt-error';
 import type { AttemptResult, WebhookRequest } from './attempt-result';
@@ -24,7 +24,7 @@ interface Target {
 }
 
 export interface WebhookSenderOptions {
-  guard: WebhookUrlGuard;
+  urlPolicy: WebhookUrlPolicy;
   /** PEM of extra trusted CA(s), added to Node's bundled roots and NODE_EXTRA_CA_CERTS, not replacing them. */
   extraCaPem?: string;
   /** Overall deadline per attempt: connect + TLS + headers + body. Default 5000. */
@@ -37,11 +37,11 @@ export interface WebhookSenderOptions {
 
 /**
  * POSTs webhook bodies over HTTPS through one shared undici keep-alive pool. Every socket is opened through the URL
- * guard's lookup (re-resolving and checking right before connecting, which defeats DNS rebinding); IP literals and
+ * urlPolicy's lookup (re-resolving and checking right before connecting, which defeats DNS rebinding); IP literals and
  * localhost, which never reach a lookup, are checked up front. Redirects are never followed.
  */
 export class WebhookSender {
-  private readonly guard: WebhookUrlGuard;
+  private readonly urlPolicy: WebhookUrlPolicy;
   private readonly agent: Agent;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
@@ -49,7 +49,7 @@ export class WebhookSender {
   private closed: Promise<void> | null = null;
 
   constructor(options: WebhookSenderOptions) {
-    this.guard = options.guard;
+    this.urlPolicy = options.urlPolicy;
     this.timeoutMs = positiveInteger('WebhookSender timeoutMs', options.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
     this.maxResponseBytes = positiveInteger('WebhookSender maxResponseBytes', options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
     const connections = positiveInteger(
@@ -64,7 +64,7 @@ export class WebhookSender {
       bodyTimeout: this.timeoutMs,
       connect: acceptingInterimResponses(
         buildConnector({
-          lookup: this.guard.createLookup(),
+          lookup: this.urlPolicy.createLookup(),
           timeout: this.timeoutMs,
           allowH2: false,
           // One connector (and TLS session cache) for every origin, where undici would build one per connection.
@@ -100,15 +100,15 @@ export class WebhookSender {
   }
 
   /**
-   * The static checks (checkSyntax, literal host) depend only on the URL string and the guard's fixed allow-list, so
+   * The static checks (checkSyntax, literal host) depend only on the URL string and the urlPolicy's fixed allow-list, so
    * their outcome for a URL is remembered; only accepted URLs are cached, and the cache is bounded.
    */
   private targetOf(rawUrl: string): Target {
     let target = this.targets.get(rawUrl);
     if (target === undefined) {
-      const url = this.guard.checkSyntax(rawUrl);
+      const url = this.urlPolicy.checkSyntax(rawUrl);
       // Node never calls `lookup` for IP literals, so the connect-time check would not see them.
-      this.guard.assertLiteralHostAllowed(url.hostname);
+      this.urlPolicy.assertLiteralHostAllowed(url.hostname);
       target = { origin: url.origin, path: url.pathname + url.search };
       if (this.targets.size >= TARGET_CACHE_SIZE) this.targets.clear();
       this.targets.set(rawUrl, target);

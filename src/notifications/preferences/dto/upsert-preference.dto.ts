@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { EventType, NotificationChannel } from '../../catalog/event-catalog';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../url-guard/url-guard';
+import { MAX_WEBHOOK_URL_LENGTH } from '../../url-policy/webhook-url-policy';
 
 export class UpsertPreferenceDto {
   @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.RATE_SPIKE })

@@ -17,7 +17,7 @@ import { buildWebhookRequest } from './webhook-request';
 
 /** What a user sees of their deliveries, and what they can do with them. */
 @Injectable()
-export class DeliveryLogService {
+export class DeliveriesService {
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
     private readonly engine: OutboxEngine,

@@ -15,17 +15,22 @@ const WHITESPACE_OR_CONTROL = /[\u0000-\u0020\u007f]/;
 const LOCALHOST = /(^|\.)localhost\.*$/i;
 const LOOPBACK_ADDRESSES: readonly string[] = ['127.0.0.1', '::1'];
 
-export interface UrlGuardOptions {
+export interface WebhookUrlPolicyOptions {
   resolver?: HostResolver;
   /** Addresses inside these ranges are accepted even when not global; meant for tests reaching a loopback receiver. */
   allowedCidrs?: readonly string[] | CidrList;
 }
 
-export class WebhookUrlGuard {
+/**
+ * Which webhook URLs may be saved and which addresses may be connected to (SSRF): https only, no credentials, and only
+ * global addresses unless `allowedCidrs` says otherwise. Checked at save time, and again by the sender's `lookup`
+ * right before each connection.
+ */
+export class WebhookUrlPolicy {
   private readonly resolver: HostResolver;
   private readonly allowedCidrs: CidrList;
 
-  constructor(options: UrlGuardOptions = {}) {
+  constructor(options: WebhookUrlPolicyOptions = {}) {
     const { resolver = systemResolver, allowedCidrs = [] } = options;
     this.resolver = resolver;
     this.allowedCidrs = allowedCidrs instanceof CidrList ? allowedCidrs : parseCidrList(allowedCidrs);

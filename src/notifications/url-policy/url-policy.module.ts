@@ -1,16 +1,16 @@
 import { Module } from '@nestjs/common';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
-import { WebhookUrlGuard } from './url-guard';
+import { WebhookUrlPolicy } from './webhook-url-policy';
 
 @Module({
   providers: [
     {
-      provide: WebhookUrlGuard,
+      provide: WebhookUrlPolicy,
       inject: [NOTIFICATIONS_OPTIONS],
-      useFactory: ({ resolver, allowedCidrs }: NotificationsModuleOptions) => new WebhookUrlGuard({ resolver, allowedCidrs }),
+      useFactory: ({ resolver, allowedCidrs }: NotificationsModuleOptions) => new WebhookUrlPolicy({ resolver, allowedCidrs }),
     },
   ],
-  exports: [WebhookUrlGuard],
+  exports: [WebhookUrlPolicy],
 })
-export class UrlGuardModule {}
+export class UrlPolicyModule {}

@@ -3,7 +3,13 @@ import { once } from 'node:events';
 import { createServer, request, type Server } from 'node:https';
 import { type AddressInfo, connect, type LookupFunction, type TcpNetConnectOpts } from 'node:net';
 import { generate } from 'selfsigned';
-import { type HostResolver, UnsafeWebhookUrlError, WEBHOOK_BLOCKED_CODE, WebhookAddressBlockedError, WebhookUrlGuard } from './url-guard';
+import {
+  type HostResolver,
+  UnsafeWebhookUrlError,
+  WEBHOOK_BLOCKED_CODE,
+  WebhookAddressBlockedError,
+  WebhookUrlPolicy,
+} from './webhook-url-policy';
 
 const RECEIVER = 'receiver.test';
 const PUBLIC_IPV4 = '93.184.215.14';
@@ -47,7 +53,7 @@ function callLookup(lookup: LookupFunction, hostname: string, options: LookupOpt
   });
 }
 
-describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
+describe('WebhookUrlPolicy.createLookup against a loopback receiver', () => {
   let server: Server;
   let port: number;
   let ca: string;
@@ -77,9 +83,9 @@ describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
     connections = 0;
   });
 
-  function post(guard: WebhookUrlGuard, url: string): Promise<{ status: number; body: string }> {
+  function post(policy: WebhookUrlPolicy, url: string): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
-      const outgoing = request(url, { method: 'POST', lookup: guard.createLookup(), ca, agent: false }, (response) => {
+      const outgoing = request(url, { method: 'POST', lookup: policy.createLookup(), ca, agent: false }, (response) => {
         let body = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => (body += chunk));
@@ -92,13 +98,13 @@ describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
 
   /** Resolves once both ends saw the TCP connection; rejects with the client's error otherwise. */
   function tcpConnect(
-    guard: WebhookUrlGuard,
+    policy: WebhookUrlPolicy,
     host: string,
     options: Pick<TcpNetConnectOpts, 'family' | 'autoSelectFamily'>,
   ): Promise<void> {
     const accepted = once(server, 'connection');
     return new Promise<void>((resolve, reject) => {
-      const socket = connect({ host, port, lookup: guard.createLookup(), ...options });
+      const socket = connect({ host, port, lookup: policy.createLookup(), ...options });
       socket.on('error', reject);
       socket.on('connect', () => {
         accepted.then(() => {
@@ -111,16 +117,16 @@ describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
 
   it('(a) reaches the receiver when its address is allow-listed', async () => {
     const resolver = resolverAnswering(['127.0.0.1']);
-    const guard = new WebhookUrlGuard({ resolver, allowedCidrs: LOOPBACK_ALLOWED });
+    const policy = new WebhookUrlPolicy({ resolver, allowedCidrs: LOOPBACK_ALLOWED });
 
-    await expect(post(guard, `https://${RECEIVER}:${port}/hook`)).resolves.toEqual({ status: 200, body: 'delivered' });
+    await expect(post(policy, `https://${RECEIVER}:${port}/hook`)).resolves.toEqual({ status: 200, body: 'delivered' });
     expect(connections).toBe(1);
     expect(resolver.calls).toEqual([RECEIVER]);
   });
 
   it('(b) blocks a name resolving to loopback before any connection is made', async () => {
     const resolver = resolverAnswering(['127.0.0.1']);
-    const error: unknown = await post(new WebhookUrlGuard({ resolver }), `https://${RECEIVER}:${port}/hook`).catch((e: unknown) => e);
+    const error: unknown = await post(new WebhookUrlPolicy({ resolver }), `https://${RECEIVER}:${port}/hook`).catch((e: unknown) => e);
 
     expect(error).toBeInstanceOf(UnsafeWebhookUrlError);
     expect(error).toMatchObject(BLOCKED);
@@ -130,20 +136,20 @@ describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
 
   it('(c) defeats DNS rebinding: public at save time, loopback at connect time', async () => {
     const resolver = resolverAnswering([PUBLIC_IPV4], ['127.0.0.1']);
-    const guard = new WebhookUrlGuard({ resolver });
+    const policy = new WebhookUrlPolicy({ resolver });
     const url = `https://${RECEIVER}:${port}/hook`;
 
-    await expect(guard.assertSafeToSave(url)).resolves.toBeInstanceOf(URL);
-    await expect(post(guard, url)).rejects.toMatchObject(BLOCKED);
+    await expect(policy.assertSafeToSave(url)).resolves.toBeInstanceOf(URL);
+    await expect(post(policy, url)).rejects.toMatchObject(BLOCKED);
     expect(connections).toBe(0);
     expect(resolver.calls).toEqual([RECEIVER, RECEIVER]);
   });
 
   it('blocks when any answer is refused, even if an allowed one comes first', async () => {
     const resolver = resolverAnswering(['127.0.0.1', '10.0.0.1']);
-    const guard = new WebhookUrlGuard({ resolver, allowedCidrs: LOOPBACK_ALLOWED });
+    const policy = new WebhookUrlPolicy({ resolver, allowedCidrs: LOOPBACK_ALLOWED });
 
-    await expect(post(guard, `https://${RECEIVER}:${port}/hook`)).rejects.toMatchObject({
+    await expect(post(policy, `https://${RECEIVER}:${port}/hook`)).rejects.toMatchObject({
       code: WEBHOOK_BLOCKED_CODE,
       message: 'must not resolve to a private address (10.0.0.0/8)',
     });
@@ -154,25 +160,25 @@ describe('WebhookUrlGuard.createLookup against a loopback receiver', () => {
     ['one address (family 4)', { family: 4, autoSelectFamily: false }],
     ['all addresses (happy eyeballs)', { autoSelectFamily: true }],
   ])('works as net.connect lookup asking for %s', async (_mode, options) => {
-    const allowed = new WebhookUrlGuard({ resolver: resolverAnswering(['127.0.0.1']), allowedCidrs: LOOPBACK_ALLOWED });
+    const allowed = new WebhookUrlPolicy({ resolver: resolverAnswering(['127.0.0.1']), allowedCidrs: LOOPBACK_ALLOWED });
     await tcpConnect(allowed, RECEIVER, options);
     expect(connections).toBe(1);
 
-    const blocked = new WebhookUrlGuard({ resolver: resolverAnswering(['127.0.0.1']) });
+    const blocked = new WebhookUrlPolicy({ resolver: resolverAnswering(['127.0.0.1']) });
     await expect(tcpConnect(blocked, RECEIVER, options)).rejects.toMatchObject(BLOCKED);
     expect(connections).toBe(1);
   });
 
   it('is bypassed by Node for an IP-literal host, which is why the sender calls assertLiteralHostAllowed', async () => {
-    const guard = new WebhookUrlGuard({ resolver: resolverAnswering([PUBLIC_IPV4]) });
-    await tcpConnect(guard, '127.0.0.1', {});
+    const policy = new WebhookUrlPolicy({ resolver: resolverAnswering([PUBLIC_IPV4]) });
+    await tcpConnect(policy, '127.0.0.1', {});
     expect(connections).toBe(1);
-    expect(() => guard.assertLiteralHostAllowed('127.0.0.1')).toThrow(WebhookAddressBlockedError);
+    expect(() => policy.assertLiteralHostAllowed('127.0.0.1')).toThrow(WebhookAddressBlockedError);
   });
 });
 
-describe('WebhookUrlGuard.createLookup options', () => {
-  const dualStack = () => new WebhookUrlGuard({ resolver: resolverAnswering([PUBLIC_IPV6, PUBLIC_IPV4]) }).createLookup();
+describe('WebhookUrlPolicy.createLookup options', () => {
+  const dualStack = () => new WebhookUrlPolicy({ resolver: resolverAnswering([PUBLIC_IPV6, PUBLIC_IPV4]) }).createLookup();
   const v4 = { address: PUBLIC_IPV4, family: 4 };
   const v6 = { address: PUBLIC_IPV6, family: 6 };
 
@@ -190,7 +196,7 @@ describe('WebhookUrlGuard.createLookup options', () => {
   });
 
   it('checks every answer, not only those of the requested family', async () => {
-    const lookup = new WebhookUrlGuard({ resolver: resolverAnswering([PUBLIC_IPV4, 'fe80::1']) }).createLookup();
+    const lookup = new WebhookUrlPolicy({ resolver: resolverAnswering([PUBLIC_IPV4, 'fe80::1']) }).createLookup();
     await expect(callLookup(lookup, 'hooks.example.com', { family: 4 })).rejects.toMatchObject({
       code: WEBHOOK_BLOCKED_CODE,
       message: 'must not resolve to a link-local address (fe80::/10)',
@@ -203,7 +209,7 @@ describe('WebhookUrlGuard.createLookup options', () => {
     ['no answers at all', resolverAnswering([]), { all: true }, 'ENOTFOUND'],
     ['a resolver failure, passed through', failingResolver('EAI_AGAIN'), {}, 'EAI_AGAIN'],
   ])('fails with %s', async (_case, resolver, options, code) => {
-    const lookup = new WebhookUrlGuard({ resolver }).createLookup();
+    const lookup = new WebhookUrlPolicy({ resolver }).createLookup();
     await expect(callLookup(lookup, 'hooks.example.com', options)).rejects.toMatchObject({ code });
   });
 
@@ -217,22 +223,22 @@ describe('WebhookUrlGuard.createLookup options', () => {
     ['localhost', 'localhost', 'must not target a loopback address (127.0.0.0/8)'],
   ])('checks %s itself, without the resolver', async (_case, hostname, message) => {
     const resolver = resolverAnswering([PUBLIC_IPV4]);
-    const lookup = new WebhookUrlGuard({ resolver }).createLookup();
+    const lookup = new WebhookUrlPolicy({ resolver }).createLookup();
     await expect(callLookup(lookup, hostname, { all: true })).rejects.toMatchObject({ code: WEBHOOK_BLOCKED_CODE, message });
     expect(resolver.calls).toEqual([]);
   });
 
   it('returns an allowed IP literal as is', async () => {
     const resolver = resolverAnswering(['127.0.0.1']);
-    const lookup = new WebhookUrlGuard({ resolver }).createLookup();
+    const lookup = new WebhookUrlPolicy({ resolver }).createLookup();
     await expect(callLookup(lookup, PUBLIC_IPV6, {})).resolves.toEqual(v6);
     expect(resolver.calls).toEqual([]);
   });
 });
 
-describe('WebhookUrlGuard.assertLiteralHostAllowed', () => {
-  const guard = new WebhookUrlGuard({ resolver: resolverAnswering(['127.0.0.1']) });
-  const allowLoopback = new WebhookUrlGuard({ resolver: resolverAnswering(['127.0.0.1']), allowedCidrs: LOOPBACK_ALLOWED });
+describe('WebhookUrlPolicy.assertLiteralHostAllowed', () => {
+  const policy = new WebhookUrlPolicy({ resolver: resolverAnswering(['127.0.0.1']) });
+  const allowLoopback = new WebhookUrlPolicy({ resolver: resolverAnswering(['127.0.0.1']), allowedCidrs: LOOPBACK_ALLOWED });
 
   it.each([
     ['127.0.0.1', 'must not target a loopback address (127.0.0.0/8)'],
@@ -242,14 +248,14 @@ describe('WebhookUrlGuard.assertLiteralHostAllowed', () => {
     ['169.254.169.254', 'must not target a link-local address (169.254.0.0/16)'],
     ['api.localhost', 'must not target a loopback address (127.0.0.0/8)'],
   ])('refuses %s with code EWEBHOOKBLOCKED', (hostname, message) => {
-    expect(() => guard.assertLiteralHostAllowed(hostname)).toThrow(message);
-    expect(() => guard.assertLiteralHostAllowed(hostname)).toThrow(expect.objectContaining({ code: WEBHOOK_BLOCKED_CODE, hostname }));
+    expect(() => policy.assertLiteralHostAllowed(hostname)).toThrow(message);
+    expect(() => policy.assertLiteralHostAllowed(hostname)).toThrow(expect.objectContaining({ code: WEBHOOK_BLOCKED_CODE, hostname }));
   });
 
   it.each([
-    ['a public literal', guard, '8.8.8.8'],
-    ['a bracketed public IPv6 literal', guard, `[${PUBLIC_IPV6}]`],
-    ['a name, left to the lookup', guard, RECEIVER],
+    ['a public literal', policy, '8.8.8.8'],
+    ['a bracketed public IPv6 literal', policy, `[${PUBLIC_IPV6}]`],
+    ['a name, left to the lookup', policy, RECEIVER],
     ['an allow-listed literal', allowLoopback, '127.0.0.1'],
   ])('accepts %s', (_case, subject, hostname) => {
     expect(() => subject.assertLiteralHostAllowed(hostname)).not.toThrow();

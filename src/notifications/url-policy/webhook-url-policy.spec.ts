@@ -1,5 +1,5 @@
 import { parseCidrList } from './address-policy';
-import { type HostResolver, systemResolver, UnsafeWebhookUrlError, WebhookUrlGuard } from './url-guard';
+import { type HostResolver, systemResolver, UnsafeWebhookUrlError, WebhookUrlPolicy } from './webhook-url-policy';
 
 const PUBLIC_IPV4 = '93.184.215.14';
 const MAPPED = 'an IPv4-mapped address (::ffff:0:0/96) embedding';
@@ -28,17 +28,17 @@ function failingWith(error: Error): HostResolver & { calls: string[] } {
 }
 const noDns: HostResolver = () => Promise.reject(new Error('the resolver must not be called'));
 
-function syntaxError(guard: WebhookUrlGuard, url: string): unknown {
+function syntaxError(policy: WebhookUrlPolicy, url: string): unknown {
   try {
-    guard.checkSyntax(url);
+    policy.checkSyntax(url);
   } catch (error) {
     return error;
   }
   return undefined;
 }
 
-describe('WebhookUrlGuard.checkSyntax', () => {
-  const guard = new WebhookUrlGuard({ resolver: noDns });
+describe('WebhookUrlPolicy.checkSyntax', () => {
+  const policy = new WebhookUrlPolicy({ resolver: noDns });
 
   it.each([
     ['not a URL', 'hooks.example.com/x', 'must be a valid absolute URL'],
@@ -130,13 +130,13 @@ describe('WebhookUrlGuard.checkSyntax', () => {
     ['Teredo', 'https://[2001::1]/x', 'must not target a Teredo address (2001::/32)'],
     ['ULA', 'https://[fd00::1]/x', 'must not target a unique-local address (fc00::/7)'],
   ])('refuses %s', (_case, url, message) => {
-    const error = syntaxError(guard, url);
+    const error = syntaxError(policy, url);
     expect(error).toBeInstanceOf(UnsafeWebhookUrlError);
     expect(error).toHaveProperty('message', message);
   });
 
   it('never echoes credentials in the message', () => {
-    const error = syntaxError(guard, 'https://admin:s3cr3t-token@hooks.example.com/x');
+    const error = syntaxError(policy, 'https://admin:s3cr3t-token@hooks.example.com/x');
     expect(error).toBeInstanceOf(UnsafeWebhookUrlError);
     expect(String((error as Error).message)).not.toMatch(/s3cr3t|admin/);
   });
@@ -154,12 +154,12 @@ describe('WebhookUrlGuard.checkSyntax', () => {
     ['IPv4-mapped public', 'https://[::ffff:8.8.8.8]/x', 'https://[::ffff:808:808]/x'],
     ['NAT64 of a public address', 'https://[64:ff9b::8.8.8.8]/x', 'https://[64:ff9b::808:808]/x'],
   ])('accepts %s', (_case, url, href) => {
-    expect(guard.checkSyntax(url).href).toBe(href ?? url);
+    expect(policy.checkSyntax(url).href).toBe(href ?? url);
   });
 });
 
-describe('WebhookUrlGuard allow-list', () => {
-  const loopbackV4 = new WebhookUrlGuard({ resolver: noDns, allowedCidrs: ['127.0.0.0/8'] });
+describe('WebhookUrlPolicy allow-list', () => {
+  const loopbackV4 = new WebhookUrlPolicy({ resolver: noDns, allowedCidrs: ['127.0.0.0/8'] });
 
   it.each([
     ['IPv4 loopback with port', 'https://127.0.0.1:8443/hook'],
@@ -183,17 +183,17 @@ describe('WebhookUrlGuard allow-list', () => {
     ['a string list', ['127.0.0.0/8, ::1/128']],
     ['a CidrList', parseCidrList(['127.0.0.1', '::1'])],
   ])('accepts localhost once both loopback addresses are allow-listed, as %s', (_form, allowedCidrs) => {
-    const guard = new WebhookUrlGuard({ resolver: noDns, allowedCidrs });
-    expect(guard.checkSyntax('https://localhost:8443/hook').port).toBe('8443');
+    const policy = new WebhookUrlPolicy({ resolver: noDns, allowedCidrs });
+    expect(policy.checkSyntax('https://localhost:8443/hook').port).toBe('8443');
   });
 
   it('rejects a bad allow-list entry at construction, naming it', () => {
-    expect(() => new WebhookUrlGuard({ allowedCidrs: ['127.0.0.0/8', 'localhost'] })).toThrow('Invalid CIDR "localhost"');
+    expect(() => new WebhookUrlPolicy({ allowedCidrs: ['127.0.0.0/8', 'localhost'] })).toThrow('Invalid CIDR "localhost"');
   });
 });
 
-describe('WebhookUrlGuard.assertAddressAllowed', () => {
-  const guard = new WebhookUrlGuard({ resolver: noDns, allowedCidrs: ['fd00:1::/32'] });
+describe('WebhookUrlPolicy.assertAddressAllowed', () => {
+  const policy = new WebhookUrlPolicy({ resolver: noDns, allowedCidrs: ['fd00:1::/32'] });
 
   it.each([
     ['127.0.0.1', 'must not target a loopback address (127.0.0.0/8)'],
@@ -203,18 +203,18 @@ describe('WebhookUrlGuard.assertAddressAllowed', () => {
     ['127.1', 'must not target an unrecognised address (neither IPv4 nor IPv6)'],
     ['0x08.0x08.0x08.0x08', 'must not target an unrecognised address (neither IPv4 nor IPv6)'],
   ])('refuses %s', (address, message) => {
-    expect(() => guard.assertAddressAllowed(address)).toThrow(new UnsafeWebhookUrlError(message));
+    expect(() => policy.assertAddressAllowed(address)).toThrow(new UnsafeWebhookUrlError(message));
   });
 
   it.each([['8.8.8.8'], ['2606:4700:4700::1111'], ['fd00:1::5']])('allows %s', (address) => {
-    expect(() => guard.assertAddressAllowed(address)).not.toThrow();
+    expect(() => policy.assertAddressAllowed(address)).not.toThrow();
   });
 });
 
-describe('WebhookUrlGuard.assertSafeToSave', () => {
+describe('WebhookUrlPolicy.assertSafeToSave', () => {
   it('accepts a name resolving to a public address, asking the resolver for the URL host', async () => {
     const resolver = resolvingTo(PUBLIC_IPV4, '2606:2800:21f:cb07:6820:80da:af6b:8b2c');
-    const url = await new WebhookUrlGuard({ resolver }).assertSafeToSave('https://hooks.example.com/x?event=1');
+    const url = await new WebhookUrlPolicy({ resolver }).assertSafeToSave('https://hooks.example.com/x?event=1');
     expect(url.href).toBe('https://hooks.example.com/x?event=1');
     expect(resolver.calls).toEqual(['hooks.example.com']);
   });
@@ -229,30 +229,30 @@ describe('WebhookUrlGuard.assertSafeToSave', () => {
     ['CGNAT', ['100.100.100.100'], 'must not resolve to a carrier-grade NAT shared address (100.64.0.0/10)'],
     ['garbage', ['not-an-ip'], 'must not resolve to an unrecognised address (neither IPv4 nor IPv6)'],
   ])('refuses a name resolving to %s', async (_case, answers, message) => {
-    const guard = new WebhookUrlGuard({ resolver: resolvingTo(...answers) });
-    await expect(guard.assertSafeToSave('https://hooks.example.com/x')).rejects.toThrow(new UnsafeWebhookUrlError(message));
+    const policy = new WebhookUrlPolicy({ resolver: resolvingTo(...answers) });
+    await expect(policy.assertSafeToSave('https://hooks.example.com/x')).rejects.toThrow(new UnsafeWebhookUrlError(message));
   });
 
   it.each([['ENOTFOUND'], ['EAI_AGAIN'], ['ENODATA'], ['ESERVFAIL']])(
     'accepts a name that does not resolve (%s): the connect-time lookup still protects',
     async (code) => {
       const resolver = failingWith(dnsError(code));
-      const url = await new WebhookUrlGuard({ resolver }).assertSafeToSave('https://hooks.example.com/x');
+      const url = await new WebhookUrlPolicy({ resolver }).assertSafeToSave('https://hooks.example.com/x');
       expect(url.hostname).toBe('hooks.example.com');
       expect(resolver.calls).toEqual(['hooks.example.com']);
     },
   );
 
   it('accepts a name with no answers', async () => {
-    await expect(new WebhookUrlGuard({ resolver: resolvingTo() }).assertSafeToSave('https://hooks.example.com/x')).resolves.toBeInstanceOf(
+    await expect(new WebhookUrlPolicy({ resolver: resolvingTo() }).assertSafeToSave('https://hooks.example.com/x')).resolves.toBeInstanceOf(
       URL,
     );
   });
 
   it('lets an unexpected resolver failure through instead of treating it as "does not resolve"', async () => {
     const bug = new TypeError('resolver bug');
-    const guard = new WebhookUrlGuard({ resolver: () => Promise.reject(bug) });
-    await expect(guard.assertSafeToSave('https://hooks.example.com/x')).rejects.toBe(bug);
+    const policy = new WebhookUrlPolicy({ resolver: () => Promise.reject(bug) });
+    await expect(policy.assertSafeToSave('https://hooks.example.com/x')).rejects.toBe(bug);
   });
 
   it.each([
@@ -262,7 +262,7 @@ describe('WebhookUrlGuard.assertSafeToSave', () => {
     ['an http URL', 'http://hooks.example.com/x'],
   ])('does not query DNS for %s', async (_case, url) => {
     const resolver = resolvingTo(PUBLIC_IPV4);
-    await new WebhookUrlGuard({ resolver }).assertSafeToSave(url).catch((error: unknown) => {
+    await new WebhookUrlPolicy({ resolver }).assertSafeToSave(url).catch((error: unknown) => {
       expect(error).toBeInstanceOf(UnsafeWebhookUrlError);
     });
     expect(resolver.calls).toEqual([]);
@@ -270,7 +270,7 @@ describe('WebhookUrlGuard.assertSafeToSave', () => {
 
   it('runs the static checks first', async () => {
     const resolver = resolvingTo(PUBLIC_IPV4);
-    await expect(new WebhookUrlGuard({ resolver }).assertSafeToSave('https://u:p@hooks.example.com/')).rejects.toThrow(
+    await expect(new WebhookUrlPolicy({ resolver }).assertSafeToSave('https://u:p@hooks.example.com/')).rejects.toThrow(
       'must not contain credentials (user:password@)',
     );
     expect(resolver.calls).toEqual([]);
