@@ -1,6 +1,11 @@
-/** `UTILIZATION_AND_CASH` → `Utilization and cash`. */
+const ACRONYMS = new Set(['api']);
+
+/** `UTILIZATION_AND_CASH` → `Utilization and cash`, `API_KEY_INVALID` → `API key invalid`. */
 export function humanize(code: string): string {
-  const words = code.toLowerCase().split('_');
+  const words = code
+    .toLowerCase()
+    .split('_')
+    .map((word) => (ACRONYMS.has(word) ? word.toUpperCase() : word));
   return [words[0].charAt(0).toUpperCase() + words[0].slice(1), ...words.slice(1)].join(' ');
 }
 

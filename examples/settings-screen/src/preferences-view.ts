@@ -37,7 +37,7 @@ export function preferencesView(model: PreferencesViewModel, actions: Preference
     ([group, types]) => html`
       <section class="group" aria-labelledby="group-${group}">
         <h2 id="group-${group}">${humanize(group)}</h2>
-        <table>
+        <table class="preferences">
           <thead>
             <tr>
               <th scope="col">Event</th>

@@ -44,6 +44,21 @@ export const styles = css`
     color: #4a5562;
     font-weight: 600;
   }
+  table.preferences {
+    table-layout: fixed;
+  }
+  table.preferences th:nth-child(1) {
+    width: 22%;
+  }
+  table.preferences th:nth-child(2),
+  table.preferences th:nth-child(3) {
+    width: 10%;
+  }
+  .notices {
+    position: sticky;
+    top: 0;
+    z-index: 1;
+  }
   .code {
     display: block;
     font:

@@ -71,7 +71,7 @@ export class WebhookSettings extends LitElement {
       <h1>Webhook notifications</h1>
       <p class="muted">Choose which events are sent as signed HTTPS requests to your endpoint, and see how they were delivered.</p>
       ${this.tokenForm()}
-      <div aria-live="polite">${this.notice ? this.noticeView(this.notice) : nothing}</div>
+      <div class="notices" aria-live="polite">${this.notice ? this.noticeView(this.notice) : nothing}</div>
       ${this.revealed ? secretPanelView(this.revealed, { copy: () => void this.copySecret(), dismiss: () => this.dismissSecret() }) : nothing}
       ${
         this.rows.length

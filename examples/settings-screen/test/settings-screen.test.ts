@@ -124,7 +124,20 @@ describe('settings screen in headless Chromium', () => {
     await screenshot(page, '04-after-reload');
   });
 
-  it('sends a test event to the receiver, signed with the secret that was shown, and shows its outcome', async () => {
+  it('rotates the secret after a confirmation and reveals the new one once', async () => {
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Rotate secret for Rate spike' }).click();
+
+    await secretPanel().waitFor();
+    const rotated = (await page.locator('#secret-value').textContent()) ?? '';
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(shownSecret);
+    shownSecret = rotated;
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await secretPanel().count()).toBe(0);
+  });
+
+  it('sends a test event to the receiver, signed with the (rotated) secret that was shown, and shows its outcome', async () => {
     receiver.respondWith({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok from the receiver' });
     await page.getByRole('button', { name: 'Send test event for Rate spike' }).click();
 
