@@ -1,0 +1,77 @@
+// The settings API, typed by the published OpenAPI types only. Calls name their path and method, never an operationId.
+import type { components, paths } from '@funding/notification-webhooks/openapi-types';
+import createClient, { type Middleware } from 'openapi-fetch';
+
+type Schemas = components['schemas'];
+export type EventType = Schemas['EventType'];
+export type EffectiveRow = Schemas['EffectivePreferenceDto'];
+export type Delivery = Schemas['DeliveryDto'];
+export type DeliveryDetail = Schemas['DeliveryDetailDto'];
+export type Attempt = Schemas['AttemptDto'];
+export type TestSendResult = Schemas['TestSendResultDto'];
+type ErrorBody = Schemas['ErrorResponseDto'];
+
+/** Why a call failed, ready to show: a summary, the messages per field, and how long to wait on a 429. */
+export interface ApiFailure {
+  readonly status: number;
+  readonly message: string;
+  readonly fieldErrors: Readonly<Record<string, string>>;
+  readonly retryAfterSeconds?: number;
+}
+
+export type ApiResult<T> = { ok: true; data: T } | { ok: false; failure: ApiFailure };
+
+/** A settings API client for one user's bearer token; `baseUrl` '' calls the page's own origin. */
+export function settingsApi(token: string, baseUrl = '') {
+  const client = createClient<paths>({ baseUrl });
+  const auth: Middleware = {
+    onRequest({ request }) {
+      request.headers.set('Authorization', `Bearer ${token}`);
+      return request;
+    },
+  };
+  client.use(auth);
+  return {
+    effective: async () => settle(await client.GET('/api/v1/settings/notifications/effective')),
+    saveWebhook: async (type: EventType, enabled: boolean, webhookUrl: string) =>
+      settle(
+        await client.PUT('/api/v1/settings/notifications', {
+          body: { type, channel: 'WEBHOOK', enabled, ...(webhookUrl || enabled ? { webhookUrl } : {}) },
+        }),
+      ),
+    sendTest: async (type: EventType) => settle(await client.POST('/api/v1/settings/notifications/webhook/test', { body: { type } })),
+    rotateSecret: async (type: EventType) =>
+      settle(await client.POST('/api/v1/settings/notifications/webhook/rotate-secret', { body: { type } })),
+    deliveries: async () =>
+      settle(await client.GET('/api/v1/settings/notifications/webhook-deliveries', { params: { query: { limit: 20 } } })),
+    delivery: async (id: number) =>
+      settle(await client.GET('/api/v1/settings/notifications/webhook-deliveries/{id}', { params: { path: { id } } })),
+    redeliver: async (id: number) =>
+      settle(await client.POST('/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', { params: { path: { id } } })),
+  };
+}
+
+export type SettingsApi = ReturnType<typeof settingsApi>;
+
+type FetchAnswer<T> = { data?: T; error?: unknown; response: Response };
+
+function settle<T>(answer: FetchAnswer<T>): ApiResult<T> {
+  if (answer.response.ok) return { ok: true, data: answer.data as T };
+  return { ok: false, failure: failureOf(answer.response, answer.error) };
+}
+
+function failureOf(response: Response, error: unknown): ApiFailure {
+  const body = isErrorBody(error) ? error : undefined;
+  const fieldErrors = Object.fromEntries((body?.errors ?? []).map((e) => [e.field, e.message]));
+  const retryAfter = Number(response.headers.get('Retry-After'));
+  return {
+    status: response.status,
+    message: body?.message ?? `The service answered ${response.status} ${response.statusText}`.trim(),
+    fieldErrors,
+    ...(response.status === 429 && Number.isFinite(retryAfter) && retryAfter >= 0 ? { retryAfterSeconds: Math.ceil(retryAfter) } : {}),
+  };
+}
+
+function isErrorBody(value: unknown): value is ErrorBody {
+  return typeof value === 'object' && value !== null && typeof (value as ErrorBody).message === 'string';
+}

@@ -1,0 +1,161 @@
+import { html, nothing, type TemplateResult } from 'lit';
+import type { ApiFailure, EffectiveRow, EventType, TestSendResult } from './api';
+import { disabledReasonOf } from './disabled-reason';
+import { duration, humanize } from './labels';
+
+/** What the user typed for one type's webhook, not yet saved. */
+export interface WebhookDraft {
+  enabled: boolean;
+  url: string;
+}
+
+export interface PreferencesViewModel {
+  readonly rows: readonly EffectiveRow[];
+  readonly drafts: Readonly<Record<string, WebhookDraft>>;
+  readonly fieldErrors: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  readonly testResults: Readonly<Record<string, TestSendResult | ApiFailure>>;
+}
+
+export interface PreferencesActions {
+  edit(type: EventType, draft: WebhookDraft): void;
+  save(type: EventType): void;
+  sendTest(type: EventType): void;
+  rotateSecret(type: EventType): void;
+}
+
+interface TypeRows {
+  readonly type: EventType;
+  readonly group: string;
+  readonly byChannel: Partial<Record<EffectiveRow['channel'], EffectiveRow>>;
+}
+
+/** The effective preferences, one table per event group; only the types whose rows include WEBHOOK get a toggle. */
+export function preferencesView(model: PreferencesViewModel, actions: PreferencesActions): TemplateResult {
+  const groups = new Map<string, TypeRows[]>();
+  for (const t of typesOf(model.rows)) groups.set(t.group, [...(groups.get(t.group) ?? []), t]);
+  return html`${[...groups].map(
+    ([group, types]) => html`
+      <section class="group" aria-labelledby="group-${group}">
+        <h2 id="group-${group}">${humanize(group)}</h2>
+        <table class="preferences">
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">In-app</th>
+              <th scope="col">Email</th>
+              <th scope="col">Webhook</th>
+            </tr>
+          </thead>
+          <tbody>
+            ${types.map((t) => typeRow(t, model, actions))}
+          </tbody>
+        </table>
+      </section>
+    `,
+  )}`;
+}
+
+function typesOf(rows: readonly EffectiveRow[]): TypeRows[] {
+  const byType = new Map<EventType, TypeRows>();
+  for (const row of rows) {
+    const entry = byType.get(row.type) ?? { type: row.type, group: row.group, byChannel: {} };
+    entry.byChannel[row.channel] = row;
+    byType.set(row.type, entry);
+  }
+  return [...byType.values()];
+}
+
+function typeRow(t: TypeRows, model: PreferencesViewModel, actions: PreferencesActions): TemplateResult {
+  return html`
+    <tr>
+      <th scope="row">${humanize(t.type)}<span class="code">${t.type}</span></th>
+      <td>${channelState(t.byChannel.IN_APP)}</td>
+      <td>${channelState(t.byChannel.EMAIL)}</td>
+      <td>
+        ${t.byChannel.WEBHOOK ? webhookCell(t.type, t.byChannel.WEBHOOK, model, actions) : html`<span class="muted">Not offered</span>`}
+      </td>
+    </tr>
+  `;
+}
+
+function channelState(row: EffectiveRow | undefined): TemplateResult {
+  if (!row) return html`<span class="muted">—</span>`;
+  return html`${row.enabled ? 'On' : 'Off'} <span class="muted">${row.source === 'DEFAULT' ? '(default)' : '(your choice)'}</span>`;
+}
+
+function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewModel, actions: PreferencesActions): TemplateResult {
+  const draft = model.drafts[type] ?? { enabled: row.enabled, url: row.webhookUrl ?? '' };
+  const errors = model.fieldErrors[type] ?? {};
+  const urlError = errors.webhookUrl;
+  const otherErrors = Object.entries(errors).filter(([field]) => field !== 'webhookUrl');
+  const reason = disabledReasonOf(row);
+  const id = (part: string) => `${type}-${part}`;
+  return html`
+    <form
+      class="webhook"
+      @submit=${(e: Event) => {
+        e.preventDefault();
+        actions.save(type);
+      }}
+    >
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          .checked=${draft.enabled}
+          @change=${(e: Event) => actions.edit(type, { ...draft, enabled: (e.target as HTMLInputElement).checked })}
+        />
+        Webhook<span class="visually-hidden"> for ${humanize(type)}</span>
+      </label>
+      <label for=${id('url')}>URL<span class="visually-hidden"> of the webhook for ${humanize(type)}</span></label>
+      <input
+        id=${id('url')}
+        type="url"
+        inputmode="url"
+        placeholder="https://hooks.example.com/funding"
+        .value=${draft.url}
+        aria-invalid=${urlError ? 'true' : 'false'}
+        aria-describedby=${urlError ? id('url-error') : nothing}
+        @input=${(e: Event) => actions.edit(type, { ...draft, url: (e.target as HTMLInputElement).value })}
+      />
+      <button type="submit">Save<span class="visually-hidden"> webhook for ${humanize(type)}</span></button>
+      ${urlError ? html`<p class="field-error" id=${id('url-error')}>${urlError}</p>` : nothing}
+      ${otherErrors.map(([field, message]) => html`<p class="field-error">${field}: ${message}</p>`)}
+      ${
+        reason
+          ? html`<p class="warning">
+              Turned off by the service: ${reason.code ? html`<code>${reason.code}</code>` : nothing} ${reason.text ?? ''}
+            </p>`
+          : nothing
+      }
+      ${row.enabled && row.hasWebhookSecret ? savedWebhookTools(type, model.testResults[type], actions) : nothing}
+    </form>
+  `;
+}
+
+function savedWebhookTools(type: EventType, result: TestSendResult | ApiFailure | undefined, actions: PreferencesActions): TemplateResult {
+  return html`
+    <div class="tools">
+      <span class="muted">Signing secret set</span>
+      <button type="button" class="secondary" @click=${() => actions.sendTest(type)}>
+        Send test<span class="visually-hidden"> event for ${humanize(type)}</span>
+      </button>
+      <button type="button" class="secondary" @click=${() => actions.rotateSecret(type)}>
+        Rotate secret<span class="visually-hidden"> for ${humanize(type)}</span>
+      </button>
+    </div>
+    ${result ? testResultView(result) : nothing}
+  `;
+}
+
+function testResultView(result: TestSendResult | ApiFailure): TemplateResult {
+  if (!('outcome' in result)) return html`<p class="field-error" role="status">Test send refused: ${result.message}</p>`;
+  const status = result.statusCode === null ? 'no HTTP answer' : `HTTP ${result.statusCode}`;
+  return html`
+    <p class=${result.success ? 'success' : 'field-error'} role="status">
+      Test send: ${result.success ? 'delivered' : 'failed'} (${result.outcome}), ${status} in ${duration(result.durationMs)}
+      ${result.error ? html`<br />${result.error}` : nothing}
+      ${result.responseExcerpt ? html`<br />Response: <code>${result.responseExcerpt}</code>` : nothing}
+    </p>
+  `;
+}

@@ -1,0 +1,220 @@
+// The reference screen in Debian's headless Chromium, against the built standalone service (SQLite) and a loopback
+// HTTPS receiver: what a person sees and can do, and axe-core's accessibility rules. Screenshots: ./screenshots/.
+import { createHmac } from 'node:crypto';
+import type { TestReceiver } from '@funding/notification-webhooks/testing';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessibilityViolations, launchChromium, screenshot } from './support/browser';
+import { devToken } from './support/dev-token';
+import { testingKit } from './support/repo';
+import { type ScreenServer, serveBuiltScreen } from './support/screen-server';
+import { type RunningService, startService } from './support/service-process';
+
+const USER_ID = 42;
+const TEST_SENDS_PER_MINUTE = 2;
+/** Polls that press "Refresh log": a person's pace, within the settings API's 120 requests a minute. */
+const REFRESHING = { timeout: 15_000, interval: 500 };
+
+let receiver: TestReceiver;
+let service: RunningService;
+let screen: ScreenServer;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  receiver = await testingKit().startTestReceiver();
+  service = await startService({
+    receiverCaPem: receiver.caPem,
+    env: { RATE_LIMIT_TEST_SEND_PER_MINUTE: String(TEST_SENDS_PER_MINUTE) },
+  });
+  screen = await serveBuiltScreen(service.url);
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(screen.url).origin });
+  page = await context.newPage();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await screen?.close();
+  await service?.stop();
+  await receiver?.close();
+});
+
+const webhookSwitch = (label: string) => page.getByRole('switch', { name: `Webhook for ${label}` });
+const urlField = (label: string) => page.getByRole('textbox', { name: `URL of the webhook for ${label}` });
+const rowOf = (label: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: label }) });
+const secretPanel = () => page.getByRole('region', { name: /Signing secret for/ });
+
+async function isFocused(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => (element.getRootNode() as ShadowRoot | Document).activeElement === element);
+}
+
+async function expectNoAccessibilityViolations(): Promise<void> {
+  expect(await accessibilityViolations(page)).toEqual([]);
+}
+
+describe('settings screen in headless Chromium', () => {
+  let shownSecret = '';
+
+  it('signs in with a developer token and shows the effective defaults: digests on email, no webhook toggle for service-managed types', async () => {
+    await page.goto(screen.url);
+    await page.getByLabel('Developer token').fill(devToken(service.jwtSecret, USER_ID));
+    await page.getByRole('button', { name: 'Use token' }).click();
+
+    const dailyDigest = rowOf('Daily digest');
+    await expect.poll(() => dailyDigest.getByRole('cell').nth(1).textContent()).toMatch(/On\s+\(default\)/);
+    expect(await dailyDigest.getByRole('cell').nth(0).textContent()).toMatch(/Off\s+\(default\)/); // in-app
+    expect(await rowOf('Rate spike').getByRole('cell').nth(0).textContent()).toMatch(/On\s+\(default\)/);
+    expect(await rowOf('High utilization').getByRole('cell').nth(2).innerText()).toBe('Not offered');
+    expect(await rowOf('High utilization').getByRole('switch').count()).toBe(0);
+    expect(await page.getByRole('switch').count()).toBe(25); // 29 types, 4 managed by the service
+    expect(await webhookSwitch('Rate spike').isChecked()).toBe(false);
+    await screenshot(page, '01-defaults');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('reaches the toggle with Tab, operates it with the keyboard, and shows the https error next to the URL field', async () => {
+    await page.getByRole('button', { name: 'Use token' }).focus();
+    await page.keyboard.press('Tab');
+    expect(await isFocused(webhookSwitch('Rate spike'))).toBe(true);
+    await page.keyboard.press('Space');
+    expect(await webhookSwitch('Rate spike').isChecked()).toBe(true);
+
+    await page.keyboard.press('Tab');
+    expect(await isFocused(urlField('Rate spike'))).toBe(true);
+    await page.keyboard.type(receiver.url('/hook').replace('https:', 'http:'));
+    await page.keyboard.press('Enter');
+
+    const error = page.locator('#RATE_SPIKE-url-error');
+    await error.waitFor();
+    expect(await error.textContent()).toMatch(/https/);
+    expect(await urlField('Rate spike').getAttribute('aria-invalid')).toBe('true');
+    expect(await urlField('Rate spike').getAttribute('aria-describedby')).toBe('RATE_SPIKE-url-error');
+    await screenshot(page, '02-field-error');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('reveals the signing secret once, with a copy button and "you will not see this again"', async () => {
+    await urlField('Rate spike').fill(receiver.url('/hook'));
+    await page.getByRole('button', { name: 'Save webhook for Rate spike' }).click();
+
+    await secretPanel().waitFor();
+    expect(await secretPanel().textContent()).toContain('you will not see this again');
+    shownSecret = (await page.locator('#secret-value').textContent()) ?? '';
+    expect(shownSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(await page.locator('#RATE_SPIKE-url-error').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Copy secret' }).click();
+    await expect.poll(() => secretPanel().textContent()).toContain('Copied to the clipboard');
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(shownSecret);
+    await screenshot(page, '03-secret-once');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('no longer shows the secret after a reload', async () => {
+    await page.reload();
+    await rowOf('Rate spike').getByText('Signing secret set').waitFor();
+    expect(await webhookSwitch('Rate spike').isChecked()).toBe(true);
+    expect(await secretPanel().count()).toBe(0);
+    expect(
+      await page.locator('body').evaluate((body) => body.innerHTML + document.querySelector('webhook-settings')?.shadowRoot?.innerHTML),
+    ).not.toContain(shownSecret);
+    await screenshot(page, '04-after-reload');
+  });
+
+  it('rotates the secret after a confirmation and reveals the new one once', async () => {
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Rotate secret for Rate spike' }).click();
+
+    await secretPanel().waitFor();
+    const rotated = (await page.locator('#secret-value').textContent()) ?? '';
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(shownSecret);
+    shownSecret = rotated;
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    expect(await secretPanel().count()).toBe(0);
+  });
+
+  it('sends a test event to the receiver, signed with the (rotated) secret that was shown, and shows its outcome', async () => {
+    receiver.respondWith({ status: 200, headers: { 'content-type': 'text/plain' }, body: 'ok from the receiver' });
+    await page.getByRole('button', { name: 'Send test event for Rate spike' }).click();
+
+    const [request] = await receiver.waitForRequests(1);
+    const timestamp = String(request.headers['x-service-timestamp']);
+    const expected = createHmac('sha256', shownSecret).update(`${timestamp}.`).update(request.rawBody).digest('hex');
+    expect(request.headers['x-service-signature']).toBe(`v1=${expected}`);
+
+    const result = rowOf('Rate spike').getByRole('status');
+    await expect.poll(() => result.textContent()).toMatch(/Test send: delivered \(success\), HTTP 200 in \d+ ms/);
+    expect(await result.textContent()).toContain('ok from the receiver');
+    await screenshot(page, '05-test-send');
+  });
+
+  it('shows a delivered event in the log with its attempt, and a redelivery as a second attempt', async () => {
+    receiver.clear();
+    receiver.respondWith({ status: 200, body: 'stored event' });
+    const published = await fetch(`${service.url}/api/v1/internal/notifications/events`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${service.internalToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ userId: USER_ID, type: 'RATE_SPIKE', severity: 'WARNING', title: 'USD rate spiked', body: '0.02% → 0.08%' }),
+    });
+    expect(published.status).toBe(202);
+    const [first] = await receiver.waitForRequests(1);
+
+    const logRow = (id: RegExp) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) });
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Refresh log' }).click();
+        return logRow(/^#\d+$/)
+          .first()
+          .textContent();
+      }, REFRESHING)
+      .toMatch(/DELIVERED\s*1/);
+    const showAttempts = page.getByRole('button', { name: /^Show attempts of delivery/ }).first();
+    await showAttempts.click();
+    const attempts = page.locator('table.attempts tbody tr');
+    await attempts.first().waitFor();
+    expect(await attempts.count()).toBe(1);
+    expect(await attempts.first().textContent()).toMatch(/1.*success.*200.*\d+ ms.*stored event/s);
+    await screenshot(page, '06-delivery-log');
+    await expectNoAccessibilityViolations();
+
+    await page
+      .getByRole('button', { name: /^Redeliver delivery/ })
+      .first()
+      .click();
+    const notice = page.getByRole('status').filter({ hasText: 'being sent again' });
+    await notice.waitFor();
+    const redeliveryId = /as delivery #(\d+)/.exec((await notice.textContent()) ?? '')?.[1];
+    expect(redeliveryId).toBeDefined();
+    const [again] = await receiver.waitForRequests(2).then((requests) => requests.slice(1));
+    expect(again.eventId).toBe(first.eventId);
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Refresh log' }).click();
+        return logRow(new RegExp(`^#${redeliveryId}$`)).textContent();
+      }, REFRESHING)
+      .toMatch(/DELIVERED\s*1/);
+    await expect.poll(() => attempts.count(), REFRESHING).toBe(2); // one attempt in each delivery's table
+    for (const caption of await page.locator('table.attempts caption').allTextContents()) expect(caption).toContain(first.eventId);
+    await screenshot(page, '07-redelivered');
+  });
+
+  it('tells the user to wait when the service answers 429 with Retry-After', async () => {
+    const sendTest = page.getByRole('button', { name: 'Send test event for Rate spike' });
+    const alert = page.getByRole('alert');
+    const testSends = () => receiver.requests.filter((r) => r.eventId?.startsWith('test_')).length;
+    // One more than the limit allows within a minute; a window that ended meanwhile (a very slow run) only costs a click.
+    for (let click = 0; click <= TEST_SENDS_PER_MINUTE && (await alert.count()) === 0; click++) {
+      const sent = testSends();
+      await sendTest.click();
+      await expect.poll(async () => (await alert.count()) > 0 || testSends() > sent, { timeout: 15_000 }).toBe(true);
+    }
+
+    expect(await alert.textContent()).toMatch(/Too many requests: please wait \d+ s before trying again/);
+    await screenshot(page, '08-rate-limited');
+    await expectNoAccessibilityViolations();
+  });
+});
