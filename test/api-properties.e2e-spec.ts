@@ -16,6 +16,7 @@ import {
 import { TEST_JWT_SECRET } from './support/test-app';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
 /*
  * Property-based test of the HTTP contract (issue 12): every settings operation and the internal publish endpoint,
@@ -39,7 +40,6 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? DEFAULT_RUNS);
 const SEED = process.env.PROPERTY_SEED === undefined ? FIXED_SEED : Number(process.env.PROPERTY_SEED);
 const REPORT = process.env.PROPERTY_RUNS !== undefined;
 
-const SETTINGS_PREFIX = '/api/v1/settings/notifications';
 /** The user whose state most requests touch, and a second one whose ids the first must not reach. */
 const USER_A = 7001;
 const USER_B = 7002;
@@ -51,7 +51,7 @@ const COMPARED_ROW_BY_ROW = new Set(['notification_preferences', 'webhook_signin
 
 const document = loadOpenApiDocument();
 const operations = Object.entries(document.paths)
-  .filter(([path]) => path.startsWith(SETTINGS_PREFIX) || path === INTERNAL_EVENTS_PATH)
+  .filter(([path]) => path.startsWith(SETTINGS) || path === INTERNAL_EVENTS_PATH)
   .flatMap(([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method: method.toUpperCase(), operation })));
 
 // ---------------------------------------------------------------------------------------------- tokens

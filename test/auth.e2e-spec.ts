@@ -3,8 +3,8 @@ import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
 import { startTestApp, TEST_JWT_SECRET } from './support/test-app';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'A valid bearer token is required' };
 
 const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
@@ -86,20 +86,20 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
       await t.enableWebhook(owner, 'RATE_SPIKE', '/owner');
       await t.publish({ userId: owner, type: 'RATE_SPIKE', severity: 'INFO', title: 't', body: 'b' }).expect(202);
       await t.waitForDelivery({ userId: owner });
-      const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(owner)).expect(200)).body.data;
-      await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(owner)).expect(200);
+      const [delivery] = (await t.http().get(`${DELIVERIES}`).set('Authorization', t.bearer(owner)).expect(200)).body.data;
+      await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(owner)).expect(200);
 
       const intruder = t.bearer(202);
-      const theirs = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', intruder).expect(404);
+      const theirs = await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', intruder).expect(404);
       const missing = await t
         .http()
-        .get(`${SETTINGS}/webhook-deliveries/${delivery.id + 1_000_000}`)
+        .get(`${DELIVERIES}/${delivery.id + 1_000_000}`)
         .set('Authorization', intruder)
         .expect(404);
       expect(theirs.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Delivery ${delivery.id} not found` });
       expect(Object.keys(theirs.body)).toEqual(Object.keys(missing.body));
-      await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', intruder).expect(404);
-      expect((await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', intruder).expect(200)).body.data).toEqual([]);
+      await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', intruder).expect(404);
+      expect((await t.http().get(`${DELIVERIES}`).set('Authorization', intruder).expect(200)).body.data).toEqual([]);
       expect(t.receiver.requests).toHaveLength(1);
     });
   });

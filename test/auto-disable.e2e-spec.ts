@@ -2,8 +2,8 @@ import type { NotificationsModuleOptions } from '../src/notifications/notificati
 import { WebhookAutoDisable } from '../src/notifications/auto-disable/webhook-auto-disable';
 import { startTestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const HOUR = 60 * 60_000;
 
 describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
@@ -57,11 +57,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
         return list.body.find((row: { type: string; channel: string }) => row.type === type && row.channel === 'WEBHOOK');
       },
       statuses: async (type: string) => {
-        const page = await t
-          .http()
-          .get(`${SETTINGS}/webhook-deliveries?type=${type}&limit=100`)
-          .set('Authorization', t.bearer(userId))
-          .expect(200);
+        const page = await t.http().get(`${DELIVERIES}?type=${type}&limit=100`).set('Authorization', t.bearer(userId)).expect(200);
         return page.body.data.map((d: { status: string }) => d.status).sort();
       },
     };

@@ -1,8 +1,8 @@
 import { loadAppConfig } from '../src/config/load-app-config';
 import { startTestApp, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const ALLOWED = 'https://app.example.com';
 const preflight = (t: TestApp, origin: string) =>
   t

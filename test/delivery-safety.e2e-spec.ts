@@ -3,8 +3,8 @@ import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const event = (userId: number, title = 'Rate spike') => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 
 describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
@@ -24,9 +24,9 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
       await t.waitForDelivery({ userId: 2 });
 
       expect(t.receiver.requests.map((request) => request.path)).toEqual(['/two']);
-      const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
+      const [delivery] = (await t.http().get(`${DELIVERIES}`).set('Authorization', t.bearer(1)).expect(200)).body.data;
       expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
-      const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
+      const detail = await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
       expect(detail.body.attempts[0]).toMatchObject({
         outcome: 'blocked',
         error: 'blocked: signing secret cannot be decrypted: No encryption key with id "retired" is configured',

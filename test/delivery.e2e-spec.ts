@@ -1,10 +1,11 @@
 import { verifyWebhookSignature } from '../src/notifications/delivery/webhook-signature';
+import type { EventType } from '../src/notifications/catalog/event-catalog';
 import { SERVICE_VERSION } from '../src/version';
 import { RECEIVER_HOSTNAME, type ReceiverBehaviour } from '@funding/notification-webhooks/testing';
 import { INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const MINUTE = 60_000;
 const ATTEMPT_TIMEOUT_MS = 1_500;
 
@@ -22,15 +23,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     t.receiver.clear();
   });
 
-  const enable = async (type = 'RATE_SPIKE', path = `/u${userId}`) => {
-    const response = await t
-      .http()
-      .put(SETTINGS)
-      .set('Authorization', t.bearer(userId))
-      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(path) })
-      .expect(200);
-    return response.body.webhookSecret as string;
-  };
+  const enable = (type: `${EventType}` = 'RATE_SPIKE', path = `/u${userId}`) => t.enableWebhook(userId, type, path);
   const event = (overrides: object = {}) => ({
     userId,
     type: 'RATE_SPIKE',
@@ -40,8 +33,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     payload: { currency: 'USD', rate: 0.0008 },
     ...overrides,
   });
-  const deliveries = async () =>
-    (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200)).body;
+  const deliveries = async () => (await t.http().get(`${DELIVERIES}`).set('Authorization', t.bearer(userId)).expect(200)).body;
 
   it('delivers a signed request whose body and headers follow the spec', async () => {
     const secret = await enable();
@@ -130,7 +122,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
     const [retry] = t.receiver.requests.slice(1);
     expect(retry.headers).toMatchObject({ 'x-service-event-id': published.body.eventIds[0], 'x-service-attempt': '2' });
-    const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${pending.id}`).set('Authorization', t.bearer(userId)).expect(200);
+    const detail = await t.http().get(`${DELIVERIES}/${pending.id}`).set('Authorization', t.bearer(userId)).expect(200);
     expect(detail.body).toMatchObject({ status: 'DELIVERED', attemptCount: 2, lastStatusCode: 200 });
     expect(detail.body.attempts[0]).toMatchObject(failedAttempt);
     expect(detail.body.attempts[0].durationMs).toBeLessThan(ATTEMPT_TIMEOUT_MS + 1_000);
@@ -168,7 +160,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
     const [delivery] = (await deliveries()).data;
     expect(delivery).toMatchObject({ status: 'FAILED', attemptCount: 6, nextAttemptAt: null, lastStatusCode: 500 });
-    const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(200);
+    const detail = await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(200);
     expect(detail.body.attempts.map((a: { attemptNumber: number }) => a.attemptNumber)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(detail.body.attempts[0]).toMatchObject({ outcome: 'http_error', statusCode: 500, responseExcerpt: 'upstream broke' });
     const starts = detail.body.attempts.map((a: { startedAt: string }) => Date.parse(a.startedAt));
@@ -176,7 +168,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
     await t
       .http()
-      .get(`${SETTINGS}/webhook-deliveries/${delivery.id}`)
+      .get(`${DELIVERIES}/${delivery.id}`)
       .set('Authorization', t.bearer(userId + 1000))
       .expect(404);
   });
@@ -203,13 +195,13 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     await t.publish(event()).expect(202);
     const [first] = await t.waitForDelivery({ userId });
     const [delivery] = (await deliveries()).data;
-    await t.http().post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(202);
+    await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(202);
     const [, second] = await t.waitForDelivery({ userId, count: 2 });
     expect(second.headers['x-service-event-id']).toBe(first.headers['x-service-event-id']);
     expect(second.rawBody.equals(first.rawBody)).toBe(true);
     await t
       .http()
-      .post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`)
+      .post(`${DELIVERIES}/${delivery.id}/redeliver`)
       .set('Authorization', t.bearer(userId + 1000))
       .expect(404);
   });
@@ -221,11 +213,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     await t.waitForDelivery({ userId });
     const [delivery] = (await deliveries()).data;
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
-    const conflict = await t
-      .http()
-      .post(`${SETTINGS}/webhook-deliveries/${delivery.id}/redeliver`)
-      .set('Authorization', t.bearer(userId))
-      .expect(409);
+    const conflict = await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(409);
     expect(conflict.body).toEqual({
       statusCode: 409,
       error: 'Conflict',
@@ -298,9 +286,9 @@ describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind
       .expect(200);
     await t.publish({ userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD' }).expect(202);
     await t.settle();
-    const [delivery] = (await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(1)).expect(200)).body.data;
+    const [delivery] = (await t.http().get(`${DELIVERIES}`).set('Authorization', t.bearer(1)).expect(200)).body.data;
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1, lastStatusCode: null });
-    const detail = await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
+    const detail = await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(1)).expect(200);
     expect(detail.body.attempts[0]).toMatchObject({
       outcome: 'blocked',
       error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',

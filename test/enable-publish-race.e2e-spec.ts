@@ -2,8 +2,8 @@ import { EventType, type PublishableEvent, Severity } from '@funding/notificatio
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 // Each round enables WEBHOOK for a new user (twice at once) while events of that type are being published;
 // in even rounds the webhook was first saved disabled, without a secret. Before enabling was atomic, about
 // half of the rounds on MariaDB delivered events without signature headers.
@@ -94,7 +94,7 @@ describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are publis
 
     const sent: ReceivedRequest[] = t.receiver.requests.filter((request) => request.path === path);
     expect(sent.map((request) => request.describe())).toEqual([]);
-    const log = await t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200);
+    const log = await t.http().get(`${DELIVERIES}`).set('Authorization', t.bearer(userId)).expect(200);
     expect(log.body.data).toEqual([
       expect.objectContaining({ status: 'PENDING', attemptCount: 1, lastError: expect.stringContaining('no signing secret') }),
     ]);

@@ -1,9 +1,10 @@
+import type { EventType } from '../src/notifications/catalog/event-catalog';
 import { InvalidFieldsException } from '../src/notifications/common/api-errors';
 import { WebhookPublisher } from '../src/notifications/delivery/webhook-publisher';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const EVENTS = '/api/v1/internal/notifications/events';
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const TABLES = ['notification_preferences', 'webhook_signing_secrets', 'webhook_events', 'webhook_deliveries'];
@@ -45,13 +46,7 @@ describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
     t.http()[method](path).set('Authorization', t.bearer(userId)).set('Content-Type', 'application/json').send(raw);
   const publishRaw = (raw: string) =>
     t.http().post(EVENTS).set('Authorization', `Bearer ${INTERNAL_TOKEN}`).set('Content-Type', 'application/json').send(raw);
-  const enable = (type = 'RATE_SPIKE', id = userId) =>
-    t
-      .http()
-      .put(SETTINGS)
-      .set('Authorization', t.bearer(id))
-      .send({ type, channel: 'WEBHOOK', enabled: true, webhookUrl: t.receiver.url(`/u${id}`) })
-      .expect(200);
+  const enable = (type: `${EventType}` = 'RATE_SPIKE', id = userId) => t.enableWebhook(id, type, `/u${id}`);
   /** One event as raw JSON, `extra` spliced in as raw JSON members. */
   const eventJson = (extra = '', id = userId) =>
     `{"userId":${id},"type":"RATE_SPIKE","severity":"INFO","title":"Spike","body":"USD"${extra}}`;

@@ -5,8 +5,8 @@ import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine
 import { NotificationsMetrics } from '../src/notifications/metrics/notifications-metrics';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES } from './support/settings-api';
 
-const DELIVERIES = '/api/v1/settings/notifications/webhook-deliveries';
 const event = (userId: number, title: string) => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 const events = (userId: number, count: number) => Array.from({ length: count }, (_, i) => event(userId, `#${i}`));
 

@@ -2,8 +2,8 @@ import type { DestinationStream } from 'pino';
 import { LogLevel } from '../src/config/environment-variables';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const METRICS_TOKEN = 'metrics-token-for-logs-0123456789abcdef';
 const COOKIE_VALUE = 'session-cookie-value-0123456789';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -82,7 +82,7 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
     // A client that sends a signature header, a bad token and a malformed request id to the API.
     const refused = await t
       .http()
-      .get(`${SETTINGS}/webhook-deliveries`)
+      .get(`${DELIVERIES}`)
       .set('Authorization', 'Bearer forged.jwt.value-0123456789')
       .set('X-Service-Signature', signatures[0])
       .set('X-Request-Id', 'not a sane id; drop table')

@@ -8,8 +8,8 @@ import { databaseOptions } from '../src/database/database-options';
 import { parsePrometheusText } from './support/prometheus-text';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789ab';
 const MINUTE = 60_000;
 

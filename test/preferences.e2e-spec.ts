@@ -3,8 +3,8 @@ import { NotificationChannel } from '../src/notifications/catalog/event-catalog'
 import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { startTestApp, TEST_JWT_SECRET, type TestApp } from './support/test-app';
+import { SETTINGS } from './support/settings-api';
 
-const PATH = '/api/v1/settings/notifications';
 const HOOK = 'https://hooks.example.com/funding';
 
 describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kind) => {
@@ -20,8 +20,8 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
     userId = ++user;
   });
 
-  const put = (body: object, id = userId) => t.http().put(PATH).set('Authorization', t.bearer(id)).send(body);
-  const get = (path = PATH, id = userId) => t.http().get(path).set('Authorization', t.bearer(id));
+  const put = (body: object, id = userId) => t.http().put(SETTINGS).set('Authorization', t.bearer(id)).send(body);
+  const get = (path = SETTINGS, id = userId) => t.http().get(path).set('Authorization', t.bearer(id));
   const enableWebhook = (type = 'RATE_SPIKE', webhookUrl = HOOK) => put({ type, channel: 'WEBHOOK', enabled: true, webhookUrl });
 
   it('reveals the signing secret once, on the first enable, and never again', async () => {
@@ -43,7 +43,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
 
     const list = await get().expect(200);
     expect(list.body).toEqual([expect.objectContaining({ type: 'RATE_SPIKE', channel: 'WEBHOOK', hasWebhookSecret: true })]);
-    const effective = await get(`${PATH}/effective`).expect(200);
+    const effective = await get(`${SETTINGS}/effective`).expect(200);
     const row = effective.body.find((r: { type: string; channel: string }) => r.type === 'RATE_SPIKE' && r.channel === 'WEBHOOK');
     expect(row).toEqual({
       type: 'RATE_SPIKE',
@@ -105,7 +105,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
   it('merges defaults and overrides in the effective view', async () => {
     await put({ type: 'DAILY_DIGEST', channel: 'EMAIL', enabled: false }).expect(200);
     await put({ type: 'RATE_SPIKE', channel: 'IN_APP', enabled: false }).expect(200);
-    const { body } = await get(`${PATH}/effective`).expect(200);
+    const { body } = await get(`${SETTINGS}/effective`).expect(200);
     const find = (type: string, channel: string) =>
       body.find((r: { type: string; channel: string }) => r.type === type && r.channel === channel);
 
@@ -132,7 +132,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
   it("never shows or changes another user's preferences", async () => {
     await enableWebhook('RATE_SPIKE').expect(200);
     const other = userId + 1000;
-    expect((await get(PATH, other).expect(200)).body).toEqual([]);
+    expect((await get(SETTINGS, other).expect(200)).body).toEqual([]);
     const theirs = await put(
       { type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://b.example.com/x' },
       other,
@@ -217,7 +217,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
       try {
         const response = await guarded
           .http()
-          .put(PATH)
+          .put(SETTINGS)
           .set('Authorization', guarded.bearer(1))
           .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://rebind.example.com/x' })
           .expect(400);
@@ -230,7 +230,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
     it('answers 400 for malformed JSON', async () => {
       const response = await t
         .http()
-        .put(PATH)
+        .put(SETTINGS)
         .set('Authorization', t.bearer(userId))
         .set('Content-Type', 'application/json')
         .send('{"type": "RATE_SPIKE",')
@@ -251,7 +251,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
       ['a non-numeric sub', `Bearer ${new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: 'alice' })}`],
       ['a Basic scheme', 'Basic dXNlcjpwYXNz'],
     ])('answers 401 with %s', async (_, authorization) => {
-      const call = t.http().get(PATH);
+      const call = t.http().get(SETTINGS);
       if (authorization) call.set('Authorization', authorization);
       const response = await call.expect(401);
       expect(response.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'A valid bearer token is required' });

@@ -11,8 +11,8 @@ import { databaseOptions } from '../src/database/database-options';
 import { startTestApp } from './support/test-app';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const MINUTE = 60_000;
 
 describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
@@ -33,7 +33,7 @@ describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
   const get = (path = SETTINGS, id = userId) => t.http().get(path).set('Authorization', t.bearer(id));
   const testSend = (id = userId) =>
     t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(id)).send({ type: 'RATE_SPIKE' });
-  const redeliver = (id = userId) => t.http().post(`${SETTINGS}/webhook-deliveries/999999/redeliver`).set('Authorization', t.bearer(id));
+  const redeliver = (id = userId) => t.http().post(`${DELIVERIES}/999999/redeliver`).set('Authorization', t.bearer(id));
 
   it('answers 429 with Retry-After and the error shape once a user spent the settings budget, across endpoints', async () => {
     for (let i = 0; i < 3; i++) await get().expect(200);

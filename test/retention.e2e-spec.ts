@@ -8,8 +8,8 @@ import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity
 import { RetentionService } from '../src/notifications/retention/retention.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 const { DELIVERED, CANCELLED, FAILED, PENDING } = DeliveryStatus;
@@ -114,11 +114,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
       return delivery;
     });
 
-    const answer = await t
-      .http()
-      .post(`${SETTINGS}/webhook-deliveries/${old.deliveryId}/redeliver`)
-      .set('Authorization', t.bearer(7))
-      .expect(404);
+    const answer = await t.http().post(`${DELIVERIES}/${old.deliveryId}/redeliver`).set('Authorization', t.bearer(7)).expect(404);
     vi.restoreAllMocks();
     expect(answer.body.message).toBe(`Delivery ${old.deliveryId} not found`);
     expect(await count('webhook_deliveries')).toBe(0);
@@ -131,7 +127,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     await t.enableWebhook(userId, 'RATE_SPIKE');
     await t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
     await t.waitForDelivery({ userId });
-    const log = () => t.http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', t.bearer(userId)).expect(200);
+    const log = () => t.http().get(DELIVERIES).set('Authorization', t.bearer(userId)).expect(200);
     const [delivery] = (await log()).body.data;
     expect(delivery.status).toBe('DELIVERED');
 
@@ -140,6 +136,6 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     t.advance(DAY + MINUTE);
     expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1 });
     expect((await log()).body.data).toEqual([]);
-    await t.http().get(`${SETTINGS}/webhook-deliveries/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);
+    await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);
   });
 });

@@ -2,8 +2,8 @@ import type { EventType } from '@funding/notification-webhooks';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const ROTATE = `${SETTINGS}/webhook/rotate-secret`;
 const MINUTE = 60_000;
 

@@ -14,8 +14,8 @@ import { startTestAppOn, TEST_JWT_SECRET } from './support/test-app';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { persistentDatabase } from './support/persistent-database';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+import { SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
 const keySpec = (...keys: EncryptionKey[]) => keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',');
 

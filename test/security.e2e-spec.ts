@@ -2,8 +2,8 @@ import { Writable } from 'node:stream';
 import { LogLevel } from '../src/config/environment-variables';
 import { startTestApp, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES, SETTINGS } from './support/settings-api';
 
-const SETTINGS = '/api/v1/settings/notifications';
 const EVENTS = '/api/v1/internal/notifications/events';
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const HOOK = 'https://hooks.example.com/funding';
@@ -193,14 +193,14 @@ describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
     it.each(['abc', '0', '-1', '1.5', '1e3', '0x10', '%2012', '9999999999999999999999'])(
       'answers 400 naming id for the delivery id %s',
       async (id) => {
-        const response = await t.http().get(`${SETTINGS}/webhook-deliveries/${id}`).set('Authorization', t.bearer(userId)).expect(400);
+        const response = await t.http().get(`${DELIVERIES}/${id}`).set('Authorization', t.bearer(userId)).expect(400);
         expect(response.body).toEqual({
           statusCode: 400,
           error: 'Bad Request',
           message: 'id must be a positive integer',
           errors: [{ field: 'id', message: 'must be a positive integer' }],
         });
-        await t.http().post(`${SETTINGS}/webhook-deliveries/${id}/redeliver`).set('Authorization', t.bearer(userId)).expect(400);
+        await t.http().post(`${DELIVERIES}/${id}/redeliver`).set('Authorization', t.bearer(userId)).expect(400);
       },
     );
   });

@@ -3,8 +3,7 @@ import { bootTestNotifications, type TestNotifications } from '@funding/notifica
 import request from 'supertest';
 import { databaseOptions } from '../src/database/database-options';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
-
-const DELIVERIES = '/api/v1/settings/notifications/webhook-deliveries';
+import { DELIVERIES } from './support/settings-api';
 
 describe.each(TEST_DATABASE_KINDS)('testing kit on $name', (kind) => {
   let database: TestDatabase;
