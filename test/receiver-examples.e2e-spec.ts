@@ -46,6 +46,43 @@ describe('receiver examples against real deliveries', () => {
     rmSync(tlsDir, { recursive: true, force: true });
   });
 
+  it(
+    'each serves plain HTTP without a certificate (TLS terminated in front) and takes its tolerance from WEBHOOK_TOLERANCE_SECONDS',
+    async () => {
+      const secret = 'whsec_plain-http-example-secret';
+      const body = JSON.stringify({ type: 'LOAN_EXECUTED', userId: 1 });
+      const signedAt = Math.floor(Date.now() / 1000) - 1000; // stale at 300 s, fresh at 3600 s
+      const headers = { 'x-service-event-id': 'plain-1', 'x-service-timestamp': String(signedAt) };
+      const answers = await Promise.all(
+        EXAMPLES.map(async (example) => {
+          const port = await freePort();
+          const [command, ...args] = example.command;
+          const receiver = startExampleProcess(command, args, {
+            WEBHOOK_SECRET: secret,
+            PORT: String(port),
+            WEBHOOK_TOLERANCE_SECONDS: '3600',
+          });
+          try {
+            await receiver.waitForLine((line) => line.startsWith(`listening on http://127.0.0.1:${port}`), START_TIMEOUT_MS);
+            const post = async (signature: string) => {
+              const response = await request(`http://127.0.0.1:${port}${example.path}`, {
+                method: 'POST',
+                body,
+                headers: { ...headers, 'content-type': 'application/json', 'x-service-signature': signature },
+              });
+              return `${response.statusCode} ${(await response.body.text()).trim()}`;
+            };
+            return [example.name, await post('v1=00'), await post(signWebhook(secret, signedAt, body))];
+          } finally {
+            await receiver.stop();
+          }
+        }),
+      );
+      expect(answers).toEqual(EXAMPLES.map((example) => [example.name, '400 bad signature', '200 processed']));
+    },
+    START_TIMEOUT_MS,
+  );
+
   describe.each(EXAMPLES.map((example, index) => ({ ...example, userId: index + 1 })))('$name', (example) => {
     let receiver: ExampleProcess;
     let url: string;

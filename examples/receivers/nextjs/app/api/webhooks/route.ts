@@ -2,7 +2,7 @@
 // so it runs on the Node.js and the Edge runtimes alike. request.arrayBuffer() gives the raw bytes: never
 // verify over `await request.json()` re-serialized.
 
-const TOLERANCE_SECONDS = 300;
+const TOLERANCE_SECONDS = Number(process.env.WEBHOOK_TOLERANCE_SECONDS ?? 300);
 // In memory for the example (and per server instance); in production, a unique key on the event id in your database.
 const processedEventIds = new Set<string>();
 
