@@ -1,10 +1,13 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
 import { SIGNATURE_VECTORS_FILE, type SignatureVector, type SignatureVectorsDocument, signatureVectorsJson } from './signature-vectors';
 
-const committed = readFileSync(join(__dirname, '..', '..', SIGNATURE_VECTORS_FILE), 'utf8');
+const ROOT = join(__dirname, '..', '..');
+const committed = readFileSync(join(ROOT, SIGNATURE_VECTORS_FILE), 'utf8');
 // The verdicts are checked on the committed file, the one the package ships.
 const vectors = (JSON.parse(committed) as SignatureVectorsDocument).vectors;
 const rawBody = (vector: SignatureVector) => Buffer.from(vector.body.base64, 'base64');
@@ -60,5 +63,16 @@ describe('signature conformance vectors', () => {
     };
     const failed = vectors.filter((v) => reserializing(v) !== (v.expected === 'accept')).map((v) => v.name);
     expect(failed).toEqual(expect.arrayContaining(['whitespace-reserialized', 'valid-non-utf8-bytes']));
+  });
+
+  it('ships in the package as @funding/notification-webhooks/signature-vectors.json', () => {
+    // Node resolves a package's own name through its "exports" (self-reference), as an installed package would.
+    expect(createRequire(__filename).resolve('@funding/notification-webhooks/signature-vectors.json')).toBe(
+      join(ROOT, SIGNATURE_VECTORS_FILE),
+    );
+    const [packed] = JSON.parse(
+      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }),
+    ) as [{ files: { path: string }[] }];
+    expect(packed.files.map((file) => file.path)).toContain(SIGNATURE_VECTORS_FILE);
   });
 });
