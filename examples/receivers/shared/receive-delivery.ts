@@ -32,7 +32,7 @@ export function receiveDelivery(header: (name: string) => string | undefined, ra
     log('duplicate', { eventId });
     return { status: 200, body: 'duplicate' };
   }
-  const event = JSON.parse(rawBody.toString('utf8')) as { type: string; userId: number; title: string };
+  const event = JSON.parse(rawBody.toString('utf8')) as { type: string; userId: number };
   // Your processing goes here: route event.type to your alerts, dashboards, …
   processedEventIds.add(eventId);
   log('processed', { eventId, type: event.type, userId: event.userId });
