@@ -1,0 +1,244 @@
+import { createHash, createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { signWebhook } from '../notifications/delivery/webhook-signature';
+
+/** Where `npm run vectors` writes the vectors; shipped in the package as `@funding/notification-webhooks/signature-vectors.json`. */
+export const SIGNATURE_VECTORS_FILE = 'conformance/signature-vectors.json';
+
+/** One signature test case: verify `headers` over `body` with `secret` at `now`, and expect `expected`. */
+export interface SignatureVector {
+  readonly name: string;
+  readonly description: string;
+  readonly expected: 'accept' | 'reject';
+  /** Why: `valid` for an accepted case, else what is wrong (stable names, usable in your own test output). */
+  readonly reason: string;
+  readonly secret: string;
+  /** The delivery's headers as received; a header missing from the request is missing here. */
+  readonly headers: { readonly 'X-Service-Timestamp'?: string; readonly 'X-Service-Signature'?: string };
+  /** The raw request body: `base64` is authoritative; `utf8` is the same bytes as text, null when they are not valid UTF-8. */
+  readonly body: { readonly base64: string; readonly utf8: string | null };
+  /** The receiver's clock at verification, Unix seconds. */
+  readonly now: number;
+  /** The replay tolerance to apply: reject when |now - timestamp| > toleranceSeconds. */
+  readonly toleranceSeconds: number;
+}
+
+export interface SignatureVectorsDocument {
+  readonly description: string;
+  readonly scheme: string;
+  readonly vectors: readonly SignatureVector[];
+}
+
+const NOW = 1_764_000_000; // 2025-11-24T16:00:00Z
+const TOLERANCE = 300;
+// Fixed secrets in the service's format (whsec_ + 32 bytes base64url), so the file is the same on every run.
+const fixedSecret = (label: string) => `whsec_${createHash('sha256').update(label).digest('base64url')}`;
+const SECRET = fixedSecret('signature-vectors/secret');
+const OTHER_SECRET = fixedSecret('signature-vectors/other-secret');
+
+const EVENT = {
+  type: 'LOAN_EXECUTED',
+  severity: 'INFO',
+  title: 'Loan executed',
+  body: 'A USD loan of 1500 at 0.02% per day was executed.',
+  createdAt: '2025-11-24T15:59:58.000Z',
+  payload: { currency: 'USD', amount: 1500, rate: 0.0002 },
+  userId: 42,
+};
+const COMPACT = Buffer.from(JSON.stringify(EVENT), 'utf8');
+const MULTIBYTE = Buffer.from(
+  JSON.stringify({ ...EVENT, title: 'Prêt exécuté €', body: 'Zinsen für 1500 €: 0,02 % pro Tag 📈 — 融资', payload: {} }),
+  'utf8',
+);
+// Not valid UTF-8 (a lone 0xff): a verifier that decodes the body to text before hashing gets other bytes.
+const NOT_UTF8 = Buffer.concat([Buffer.from('{"note":"', 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from('"}', 'utf8')]);
+
+interface Case {
+  readonly name: string;
+  readonly description: string;
+  readonly reason: string;
+  readonly body?: Buffer;
+  /** The timestamp the signature is made with; default `NOW`. */
+  readonly signedAt?: number;
+  /** The timestamp header; default `String(signedAt)`; null: header missing. */
+  readonly timestampHeader?: string | null;
+  /** Turns the signer's `v1=<hex>` into the signature header; null: header missing. */
+  readonly signatureHeader?: ((signed: string) => string) | null;
+  readonly signWith?: string;
+  /** What the signer signs, when not the delivered body (re-serialization cases). */
+  readonly signedBody?: Buffer;
+}
+
+const ACCEPT: readonly Case[] = [
+  { name: 'valid', reason: 'valid', description: 'A delivery as the service sends it: compact JSON, lowercase hex, timestamp = now.' },
+  {
+    name: 'valid-uppercase-hex',
+    reason: 'valid',
+    description: 'The same signature in uppercase hex; the contract allows either case.',
+    signatureHeader: (signed) => `v1=${signed.slice(3).toUpperCase()}`,
+  },
+  {
+    name: 'valid-multibyte-body',
+    reason: 'valid',
+    description: 'A body with accented letters, €, an emoji and CJK: the HMAC is over the UTF-8 bytes, not over characters.',
+    body: MULTIBYTE,
+  },
+  {
+    name: 'valid-non-utf8-bytes',
+    reason: 'valid',
+    description: 'A body that is not valid UTF-8: hash the bytes as received, never a decoded string.',
+    body: NOT_UTF8,
+  },
+  {
+    name: 'valid-empty-body',
+    reason: 'valid',
+    description: 'An empty body: the signed string is "<timestamp>." alone.',
+    body: Buffer.alloc(0),
+  },
+  {
+    name: 'valid-oldest-within-tolerance',
+    reason: 'valid',
+    description: 'Signed exactly toleranceSeconds before now: still inside the window.',
+    signedAt: NOW - TOLERANCE,
+  },
+  {
+    name: 'valid-future-within-tolerance',
+    reason: 'valid',
+    description: "Signed 60 s after the receiver's now (the receiver's clock is behind): inside the window.",
+    signedAt: NOW + 60,
+  },
+];
+
+const REJECT: readonly Case[] = [
+  { name: 'wrong-secret', reason: 'wrong-secret', description: 'Signed with another secret.', signWith: OTHER_SECRET },
+  {
+    name: 'secret-decoded-as-base64',
+    reason: 'wrong-secret',
+    description: 'Signed with the base64url-decoded bytes after whsec_: the key is the whole secret string as UTF-8, not decoded.',
+    signatureHeader: () => {
+      const decodedKey = Buffer.from(SECRET.slice('whsec_'.length), 'base64url');
+      return `v1=${createHmac('sha256', decodedKey).update(`${NOW}.`).update(COMPACT).digest('hex')}`;
+    },
+  },
+  {
+    name: 'tampered-body',
+    reason: 'tampered-body',
+    description: 'One byte of the body changed after signing (amount 1500 → 9500).',
+    body: Buffer.from(COMPACT.toString('utf8').replace('"amount":1500', '"amount":9500'), 'utf8'),
+    signedBody: COMPACT,
+  },
+  {
+    name: 'whitespace-reserialized',
+    reason: 'body-reserialized',
+    description: 'The verifier hashed JSON.stringify(parsed, null, 2) instead of the raw bytes: same JSON value, other bytes.',
+    body: Buffer.from(JSON.stringify(EVENT, null, 2), 'utf8'),
+    signedBody: COMPACT,
+  },
+  {
+    name: 'key-order-reserialized',
+    reason: 'body-reserialized',
+    description: 'The body re-serialized with its keys in another order: same JSON value, other bytes.',
+    body: Buffer.from(JSON.stringify(Object.fromEntries(Object.entries(EVENT).reverse())), 'utf8'),
+    signedBody: COMPACT,
+  },
+  {
+    name: 'stale-timestamp',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Correctly signed toleranceSeconds + 1 before now: a replay, reject.',
+    signedAt: NOW - TOLERANCE - 1,
+  },
+  {
+    name: 'future-timestamp',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Correctly signed toleranceSeconds + 1 after now: reject.',
+    signedAt: NOW + TOLERANCE + 1,
+  },
+  {
+    name: 'timestamp-header-changed',
+    reason: 'timestamp-not-signed',
+    description: 'A valid signature, but the timestamp header was moved 1 s on: the timestamp is part of the signed string.',
+    timestampHeader: String(NOW + 1),
+  },
+  {
+    name: 'timestamp-in-milliseconds',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Signed with a millisecond timestamp: the header is Unix seconds, so this is far outside any tolerance.',
+    signedAt: NOW * 1000,
+  },
+  {
+    name: 'timestamp-not-a-number',
+    reason: 'malformed-timestamp',
+    description: 'The timestamp header is not an integer.',
+    timestampHeader: 'yesterday',
+  },
+  { name: 'missing-timestamp', reason: 'missing-header', description: 'No X-Service-Timestamp header.', timestampHeader: null },
+  { name: 'missing-signature', reason: 'missing-header', description: 'No X-Service-Signature header.', signatureHeader: null },
+  {
+    name: 'missing-v1-prefix',
+    reason: 'malformed-signature',
+    description: 'The bare hex digest without "v1=".',
+    signatureHeader: (signed) => signed.slice(3),
+  },
+  {
+    name: 'unknown-version',
+    reason: 'malformed-signature',
+    description: 'The right digest tagged "v2=": only v1 is defined.',
+    signatureHeader: (signed) => `v2=${signed.slice(3)}`,
+  },
+  {
+    name: 'truncated-signature',
+    reason: 'malformed-signature',
+    description: 'The digest cut to 63 hex digits: a prefix match is not a match.',
+    signatureHeader: (signed) => signed.slice(0, -1),
+  },
+  {
+    name: 'multiple-signatures',
+    reason: 'malformed-signature',
+    description:
+      'Two comma-separated values ("v1=<other>,v1=<right>"). The service sends exactly one (a rotated secret stops signing at once), so this is not a delivery.',
+    signatureHeader: (signed) => `v1=${signWebhook(OTHER_SECRET, NOW, COMPACT).slice(3)},${signed}`,
+  },
+];
+
+function vector(expected: SignatureVector['expected'], c: Case): SignatureVector {
+  const body = c.body ?? COMPACT;
+  const signedAt = c.signedAt ?? NOW;
+  const signed = signWebhook(c.signWith ?? SECRET, signedAt, c.signedBody ?? body);
+  const timestamp = c.timestampHeader === undefined ? String(signedAt) : c.timestampHeader;
+  const signature = c.signatureHeader === undefined ? signed : c.signatureHeader && c.signatureHeader(signed);
+  const utf8 = body.toString('utf8');
+  return {
+    name: c.name,
+    description: c.description,
+    expected,
+    reason: c.reason,
+    secret: SECRET,
+    headers: {
+      ...(timestamp === null ? {} : { 'X-Service-Timestamp': timestamp }),
+      ...(signature === null ? {} : { 'X-Service-Signature': signature }),
+    },
+    body: { base64: body.toString('base64'), utf8: Buffer.from(utf8, 'utf8').equals(body) ? utf8 : null },
+    now: NOW,
+    toleranceSeconds: TOLERANCE,
+  };
+}
+
+/** The vectors, made with the service's own signer; deterministic. */
+export function buildSignatureVectors(): SignatureVectorsDocument {
+  return {
+    description:
+      'Conformance vectors for X-Service-Signature v1. For each vector, verify headers over the bytes of body.base64 with secret, ' +
+      "with the receiver's clock at now (Unix seconds) and the given toleranceSeconds; the verdict must equal expected. " +
+      'Generated by npm run vectors from the service signer.',
+    scheme: 'X-Service-Signature: v1=<hex HMAC-SHA256, key = secret as UTF-8, message = X-Service-Timestamp + "." + raw body>',
+    vectors: [...ACCEPT.map((c) => vector('accept', c)), ...REJECT.map((c) => vector('reject', c))],
+  };
+}
+
+export const signatureVectorsJson = (): string => `${JSON.stringify(buildSignatureVectors(), null, 2)}\n`;
+
+if (require.main === module) {
+  writeFileSync(join(__dirname, '..', '..', SIGNATURE_VECTORS_FILE), signatureVectorsJson());
+  console.log(`Wrote ${SIGNATURE_VECTORS_FILE}`);
+}
