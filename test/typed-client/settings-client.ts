@@ -38,6 +38,24 @@ export function settingsClient(baseUrl: string, token: string) {
   return Object.assign({}, ...Object.values(endpoints)) as UnionToIntersection<(typeof endpoints)[SettingsPath]>;
 }
 
+export type SettingsClient = ReturnType<typeof settingsClient>;
+type Delivery = DataOf<SettingsClient['deliveries']>['data'][number];
+type DataOf<F> = F extends (...args: never[]) => Promise<infer R> ? (R extends { ok: true; data: infer D } ? D : never) : never;
+
+/** Every delivery that matches `query`, newest first: page after page, each `nextCursor` passed back as `cursor`. */
+export async function* allDeliveries(
+  api: SettingsClient,
+  query: Omit<QueryOf<'/api/v1/settings/notifications/webhook-deliveries', 'get'>, 'cursor'> = {},
+): AsyncGenerator<Delivery> {
+  let cursor: string | undefined;
+  do {
+    const page = await api.deliveries({ ...query, cursor });
+    if (!page.ok) throw new Error(`listing deliveries answered ${page.status}: ${page.error.message}`);
+    yield* page.data.data;
+    cursor = page.data.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
 type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
 
 // What the settings screen does with it: each line compiles only while the API keeps these shapes.

@@ -8,7 +8,7 @@ import { SecretsService } from '../secrets/secrets.service';
 import { UnsafeWebhookUrlError, WebhookUrlGuard } from '../url-guard/url-guard';
 import type { FinishedRun } from './auto-disable/finished-runs';
 import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
-import { PreferenceSource } from './dto/preference.dto';
+import { PreferenceSource, WebhookDisabledReasonCode } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
@@ -215,7 +215,12 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): P
   return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret }, preference);
 }
 
-// `disabledReason` appears only while auto-disable has turned the webhook off.
-function withDisabledReason<T extends object>(webhook: T, preference: NotificationPreference | undefined): T & { disabledReason?: string } {
-  return preference?.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
+// `disabledReasonCode` and `disabledReason` appear only while auto-disable, their one writer, has turned the webhook off.
+function withDisabledReason<T extends object>(
+  webhook: T,
+  preference: NotificationPreference | undefined,
+): T & { disabledReasonCode?: WebhookDisabledReasonCode; disabledReason?: string } {
+  return preference?.disabledReason
+    ? { ...webhook, disabledReasonCode: WebhookDisabledReasonCode.CONSECUTIVE_FAILURES, disabledReason: preference.disabledReason }
+    : webhook;
 }

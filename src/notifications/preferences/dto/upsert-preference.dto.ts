@@ -19,6 +19,7 @@ export class UpsertPreferenceDto {
 
   @ApiPropertyOptional({
     type: String,
+    format: 'uri',
     nullable: true,
     maxLength: WEBHOOK_URL_MAX_LENGTH,
     example: 'https://hooks.example.com/funding',
