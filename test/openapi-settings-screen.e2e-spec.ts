@@ -74,7 +74,9 @@ describe('openapi.json, as a settings screen reads it', () => {
     }
   });
 
-  it('declares Retry-After on every 429 answer', () => {
+  it('declares Retry-After on every 429 and 503 answer', () => {
+    const publish = operationNamed('publishEvents')!;
+    expect(publish.responses['503'].headers?.['Retry-After']?.schema).toMatchObject({ type: 'integer' });
     for (const { name, operation } of operations) {
       expect(operation.responses['429']?.headers?.['Retry-After']?.schema, `${name}: 429 without Retry-After`).toMatchObject({
         type: 'integer',

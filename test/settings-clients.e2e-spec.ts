@@ -26,7 +26,7 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
   let user = 500;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
+    t = await startTestAppWithKit(kind, { autoDisableAfterFailures: 1 });
     await t.app.listen(0, '127.0.0.1');
     origin = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
   });
@@ -70,6 +70,27 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
       const { body } = await list(`cursor=${cursor}`).expect(400);
       expect(body.errors).toEqual([{ field: 'cursor', message: 'must be the nextCursor of a previous page' }]);
     }
+  });
+
+  it('keeps a failed test send out of retries, the delivery log and auto-disable (which is on, after 1 failure)', async () => {
+    const userId = ++user;
+    await t.enableWebhook(userId, 'IDLE_CASH', '/failing');
+    t.receiver.respondWith({ status: 500, body: 'broken' });
+    const api = settingsClient(origin, t.bearer(userId).replace(/^Bearer /, ''));
+
+    const tested = await api.sendTest({ type: 'IDLE_CASH' });
+    expect(tested).toMatchObject({ ok: true, data: { success: false, outcome: 'http_error', statusCode: 500, responseExcerpt: 'broken' } });
+    t.advance(5 * 60 * 60_000);
+    await t.runScheduler();
+    await t.settle();
+
+    expect(t.receiver.requests).toHaveLength(1);
+    expect(await api.deliveries()).toMatchObject({ ok: true, data: { data: [], nextCursor: null } });
+    const effective = await api.effective();
+    expect(effective.ok && effective.data.find((row) => row.type === 'IDLE_CASH' && row.channel === 'WEBHOOK')).toMatchObject({
+      enabled: true,
+    });
+    t.receiver.respondWith({ status: 204 });
   });
 
   it('openapi-fetch, over the committed types, calls every settings operation of the document', async () => {
@@ -134,6 +155,11 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     });
     expect(refused.response.status).toBe(400);
     expect(refused.error?.errors).toEqual([{ field: 'type', message: expect.stringContaining('can be delivered to a webhook') }]);
+    const refusedTest = await client.POST('/api/v1/settings/notifications/webhook/test', {
+      // @ts-expect-error WITHDRAWAL_DETECTED is not a WebhookEventType
+      body: { type: 'WITHDRAWAL_DETECTED' },
+    });
+    expect(refusedTest.error?.errors).toEqual([{ field: 'type', message: expect.stringContaining('can be delivered to a webhook') }]);
 
     expect([...called].sort()).toEqual(SETTINGS_OPERATIONS);
   });
