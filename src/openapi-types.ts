@@ -17,7 +17,7 @@ export interface paths {
          * Publish one event, or up to 1000 as {events: [...]}
          * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured. 202 means every event is durably queued. 503 with `Retry-After` means nothing was acknowledged (the database is down, or did not commit within the publish deadline, 5 s by default): send the same request again later. A write that still commits after a 503 is delivered too, so a retry may deliver an event twice (at least once).
          */
-        post: operations["InternalEventsController_publish"];
+        post: operations["publishEvents"];
         delete?: never;
         options?: never;
         head?: never;
@@ -31,13 +31,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user's explicit preferences */
-        get: operations["PreferencesController_list"];
+        /**
+         * The user's explicit preferences
+         * @description Only what the user has saved, one row per event type and channel; WEBHOOK rows carry `webhookUrl`, `hasWebhookSecret` (never the secret) and, while the service has turned the webhook off, `disabledReasonCode` and `disabledReason`.
+         */
+        get: operations["listPreferences"];
         /**
          * Create or update one preference (event type × channel)
          * @description The first enable of WEBHOOK for an event type generates its signing secret and returns it once in `webhookSecret`. Later upserts keep the secret and never return it. `enabled: false` keeps the URL and the secret and stops deliveries.
          */
-        put: operations["PreferencesController_upsert"];
+        put: operations["upsertPreference"];
         post?: never;
         delete?: never;
         options?: never;
@@ -52,8 +55,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Defaults merged with the explicit preferences, one row per event type and allowed channel */
-        get: operations["PreferencesController_effective"];
+        /**
+         * Defaults merged with the explicit preferences, one row per event type and allowed channel
+         * @description What a settings screen renders: every event type with its group, and one row per channel the type offers, `source: USER` where the user saved a preference, else the default (`IN_APP`, `EMAIL` for the digests). Types that refuse WEBHOOK (see the WebhookEventType schema) have no WEBHOOK row: hide that toggle.
+         */
+        get: operations["listEffectivePreferences"];
         put?: never;
         post?: never;
         delete?: never;
@@ -69,8 +75,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The user's webhook deliveries, newest first */
-        get: operations["DeliveriesController_list"];
+        /**
+         * The user's webhook deliveries, newest first
+         * @description One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` back as `cursor` for the next, older page until it is null. Test sends are not in the log.
+         */
+        get: operations["listDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -86,8 +95,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One delivery with every attempt */
-        get: operations["DeliveriesController_detail"];
+        /**
+         * One delivery with every attempt
+         * @description The delivery and its attempts in order: outcome, HTTP status, duration, error and the first 1 KiB of the answer.
+         */
+        get: operations["getDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -107,9 +119,9 @@ export interface paths {
         put?: never;
         /**
          * Queue the same event again (same event id, new cycle of up to 6 attempts)
-         * @description Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.
+         * @description Sends the stored event again to the current URL of its type, signed with the current secret, with the same `X-Service-Event-Id` (receivers deduplicate on it), as a new cycle of up to 6 attempts on the retry schedule. Answers the new delivery, PENDING. Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.
          */
-        post: operations["DeliveriesController_redeliver"];
+        post: operations["redeliver"];
         delete?: never;
         options?: never;
         head?: never;
@@ -129,7 +141,7 @@ export interface paths {
          * Replace the signing secret of one event type's webhook
          * @description Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.
          */
-        post: operations["PreferencesController_rotateSecret"];
+        post: operations["rotateSigningSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -145,8 +157,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send one signed test event to the type's configured URL now (not stored, not retried) */
-        post: operations["DeliveriesController_sendTest"];
+        /**
+         * Send one signed test event to the type's configured URL now (not stored, not retried)
+         * @description Signs and sends one test event (`payload: {"test": true}`, an event id starting with `test_`) to the URL saved for the type, enabled or not, and answers how the receiver answered. The answer is the only record: test sends are not stored, so they appear neither in the delivery log nor in auto-disable, and are never retried. Operators count them in the metric webhook_test_sends_total{outcome}, apart from the attempts of real deliveries.
+         */
+        post: operations["sendTestEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -188,6 +203,7 @@ export interface components {
             responseExcerpt: string | null;
             /** Format: date-time */
             startedAt: string;
+            /** @description HTTP status of the answer; null when none came. */
             statusCode: number | null;
         };
         DeliveryDetailDto: {
@@ -200,6 +216,7 @@ export interface components {
             eventId: string;
             id: number;
             lastError: string | null;
+            /** @description HTTP status of the last answer; null when none came. */
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
@@ -222,6 +239,7 @@ export interface components {
             eventId: string;
             id: number;
             lastError: string | null;
+            /** @description HTTP status of the last answer; null when none came. */
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
@@ -237,7 +255,7 @@ export interface components {
         };
         DeliveryPageDto: {
             data: components["schemas"]["DeliveryDto"][];
-            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            /** @description Pass unchanged as `cursor` for the next (older) page; null on the last page. Opaque: do not parse it. */
             nextCursor: string | null;
         };
         /** @enum {string} */
@@ -245,10 +263,12 @@ export interface components {
         EffectivePreferenceDto: {
             channel: components["schemas"]["NotificationChannel"];
             /**
-             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @description Present with `disabledReasonCode`: the same in English, with the figures (failures, when).
              * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
              */
             disabledReason?: string;
+            /** @description WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. Enabling it again clears it. */
+            disabledReasonCode?: components["schemas"]["WebhookDisabledReasonCode"];
             enabled: boolean;
             group: components["schemas"]["EventGroup"];
             /** @description WEBHOOK rows only. */
@@ -256,7 +276,10 @@ export interface components {
             /** @description USER when an explicit preference exists. */
             source: components["schemas"]["PreferenceSource"];
             type: components["schemas"]["EventType"];
-            /** @description WEBHOOK rows only. */
+            /**
+             * Format: uri
+             * @description WEBHOOK rows only.
+             */
             webhookUrl?: string | null;
         };
         ErrorResponseDto: {
@@ -269,12 +292,18 @@ export interface components {
              * @example webhookUrl must use the https scheme
              */
             message: string;
-            /** @example 400 */
+            /**
+             * @description The HTTP status of the answer.
+             * @example 400
+             */
             statusCode: number;
         };
         /** @enum {string} */
         EventGroup: "RATES" | "LOANS" | "OFFERS" | "STRATEGY" | "API_KEY" | "PLATFORM" | "UTILIZATION_AND_CASH" | "DIGESTS" | "SERVICE_MANAGED";
-        /** @enum {string} */
+        /**
+         * @description Every event type. EARNINGS_MILESTONE, HIGH_UTILIZATION, OFFER_FILLED, WITHDRAWAL_DETECTED are managed by the service and refuse WEBHOOK: see WebhookEventType.
+         * @enum {string}
+         */
         EventType: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST" | "HIGH_UTILIZATION" | "OFFER_FILLED" | "EARNINGS_MILESTONE" | "WITHDRAWAL_DETECTED";
         FieldErrorDto: {
             /** @example webhookUrl */
@@ -287,17 +316,22 @@ export interface components {
         PreferenceDto: {
             channel: components["schemas"]["NotificationChannel"];
             /**
-             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @description Present with `disabledReasonCode`: the same in English, with the figures (failures, when).
              * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
              */
             disabledReason?: string;
+            /** @description WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. Enabling it again clears it. */
+            disabledReasonCode?: components["schemas"]["WebhookDisabledReasonCode"];
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
             type: components["schemas"]["EventType"];
             /** Format: date-time */
             updatedAt: string;
-            /** @description WEBHOOK rows only. */
+            /**
+             * Format: uri
+             * @description WEBHOOK rows only.
+             */
             webhookUrl?: string | null;
         };
         /**
@@ -343,10 +377,12 @@ export interface components {
         RotatedSecretResponseDto: {
             channel: components["schemas"]["NotificationChannel"];
             /**
-             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @description Present with `disabledReasonCode`: the same in English, with the figures (failures, when).
              * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
              */
             disabledReason?: string;
+            /** @description WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. Enabling it again clears it. */
+            disabledReasonCode?: components["schemas"]["WebhookDisabledReasonCode"];
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
@@ -358,17 +394,20 @@ export interface components {
              * @example whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w
              */
             webhookSecret: string;
-            /** @description WEBHOOK rows only. */
+            /**
+             * Format: uri
+             * @description WEBHOOK rows only.
+             */
             webhookUrl?: string | null;
         };
         RotateSecretDto: {
             /** @example RATE_SPIKE */
-            type: components["schemas"]["EventType"];
+            type: components["schemas"]["WebhookEventType"];
         };
         /** @enum {string} */
         Severity: "INFO" | "WARNING" | "ERROR";
         TestSendDto: {
-            type: components["schemas"]["EventType"];
+            type: components["schemas"]["WebhookEventType"];
         };
         TestSendResultDto: {
             durationMs: number;
@@ -376,6 +415,7 @@ export interface components {
             /** @enum {string} */
             outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
             responseExcerpt: string | null;
+            /** @description HTTP status of the answer; null when none came. */
             statusCode: number | null;
             success: boolean;
         };
@@ -387,6 +427,7 @@ export interface components {
             /** @example RATE_SPIKE */
             type: components["schemas"]["EventType"];
             /**
+             * Format: uri
              * @description Required when enabling WEBHOOK; refused on other channels. https only, no credentials, not localhost nor a private, loopback, link-local or otherwise non-public address. When omitted while disabling, the stored URL is kept.
              * @example https://hooks.example.com/funding
              */
@@ -395,10 +436,12 @@ export interface components {
         UpsertPreferenceResponseDto: {
             channel: components["schemas"]["NotificationChannel"];
             /**
-             * @description WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.
+             * @description Present with `disabledReasonCode`: the same in English, with the figures (failures, when).
              * @example disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z
              */
             disabledReason?: string;
+            /** @description WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. Enabling it again clears it. */
+            disabledReasonCode?: components["schemas"]["WebhookDisabledReasonCode"];
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
@@ -410,9 +453,17 @@ export interface components {
              * @example whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8
              */
             webhookSecret?: string;
-            /** @description WEBHOOK rows only. */
+            /**
+             * Format: uri
+             * @description WEBHOOK rows only.
+             */
             webhookUrl?: string | null;
         };
+        /**
+         * @description WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. Enabling it again clears it.
+         * @enum {string}
+         */
+        WebhookDisabledReasonCode: "CONSECUTIVE_FAILURES";
         WebhookEventBodyDto: {
             /** @example The FRR moved from 0.02% to 0.08% in 5 minutes. */
             body: string;
@@ -428,17 +479,19 @@ export interface components {
             severity: components["schemas"]["Severity"];
             /** @example USD rate spiked to 0.08% daily */
             title: string;
-            /**
-             * @example RATE_SPIKE
-             * @enum {string}
-             */
-            type: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST";
+            /** @example RATE_SPIKE */
+            type: components["schemas"]["WebhookEventType"];
             /**
              * @description The user the event is for.
              * @example 42
              */
             userId: number;
         };
+        /**
+         * @description The event types that can be delivered to a webhook (spec 6.2). The others, EARNINGS_MILESTONE, HIGH_UTILIZATION, OFFER_FILLED, WITHDRAWAL_DETECTED, are managed by the service and refuse WEBHOOK: a settings screen hides their WEBHOOK toggle (the effective view has no WEBHOOK row for them).
+         * @enum {string}
+         */
+        WebhookEventType: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST";
     };
     responses: never;
     parameters: never;
@@ -448,7 +501,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    InternalEventsController_publish: {
+    publishEvents: {
         parameters: {
             query?: never;
             header?: never;
@@ -515,6 +568,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -533,6 +588,8 @@ export interface operations {
             /** @description Not acknowledged: the database is unavailable or did not commit in time; retry after `Retry-After` seconds. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -541,7 +598,7 @@ export interface operations {
             };
         };
     };
-    PreferencesController_list: {
+    listPreferences: {
         parameters: {
             query?: never;
             header?: never;
@@ -570,6 +627,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -587,7 +646,7 @@ export interface operations {
             };
         };
     };
-    PreferencesController_upsert: {
+    upsertPreference: {
         parameters: {
             query?: never;
             header?: never;
@@ -647,6 +706,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -664,7 +725,7 @@ export interface operations {
             };
         };
     };
-    PreferencesController_effective: {
+    listEffectivePreferences: {
         parameters: {
             query?: never;
             header?: never;
@@ -693,6 +754,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -710,11 +773,11 @@ export interface operations {
             };
         };
     };
-    DeliveriesController_list: {
+    listDeliveries: {
         parameters: {
             query?: {
-                /** @description The `nextCursor` of the previous page. */
-                cursor?: number;
+                /** @description Opaque: pass the `nextCursor` of the previous page unchanged. */
+                cursor?: string;
                 limit?: number;
                 status?: components["schemas"]["DeliveryStatus"];
                 type?: components["schemas"]["EventType"];
@@ -753,6 +816,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -770,7 +835,7 @@ export interface operations {
             };
         };
     };
-    DeliveriesController_detail: {
+    getDelivery: {
         parameters: {
             query?: never;
             header?: never;
@@ -819,6 +884,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -836,7 +903,7 @@ export interface operations {
             };
         };
     };
-    DeliveriesController_redeliver: {
+    redeliver: {
         parameters: {
             query?: never;
             header?: never;
@@ -911,6 +978,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -928,7 +997,7 @@ export interface operations {
             };
         };
     };
-    PreferencesController_rotateSecret: {
+    rotateSigningSecret: {
         parameters: {
             query?: never;
             header?: never;
@@ -997,6 +1066,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1014,7 +1085,7 @@ export interface operations {
             };
         };
     };
-    DeliveriesController_sendTest: {
+    sendTestEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -1073,6 +1144,8 @@ export interface operations {
             /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
             429: {
                 headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

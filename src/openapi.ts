@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
 import { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';
 import { SERVICE_VERSION } from './version';
 
@@ -12,6 +13,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .setOpenAPIVersion('3.1.0')
     .setVersion(SERVICE_VERSION)
+    .addServer('/', 'The origin the document is served from; a client given another base URL uses the same paths under it.')
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'HS256 JWT; `sub` is the numeric user id.' })
     .addBearerAuth(
       {
@@ -22,7 +24,17 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'internal',
     )
     .build();
-  return SwaggerModule.createDocument(app, { ...config, webhooks: webhookDocumentation() }, { extraModels: [WebhookEventBodyDto] });
+  const document = SwaggerModule.createDocument(
+    app,
+    { ...config, webhooks: webhookDocumentation() },
+    { extraModels: [WebhookEventBodyDto] },
+  );
+  for (const [name, description] of Object.entries(EVENT_TYPE_SCHEMA_DESCRIPTIONS)) {
+    const schema = document.components?.schemas?.[name];
+    if (!schema) throw new Error(`OpenAPI: no ${name} schema to describe`);
+    Object.assign(schema, { description });
+  }
+  return document;
 }
 
 /** JSON with every object's keys sorted, so the committed document diffs cleanly. */

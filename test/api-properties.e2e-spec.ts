@@ -300,7 +300,9 @@ describe('the generators and the checker agree on openapi.json', () => {
       [],
     );
     expect(schemas.check(error, { statusCode: 400, error: 'Bad Request' })).toEqual(['$: required message is missing']);
-    expect(schemas.check(error, { statusCode: '400', error: 'Bad Request', message: 'm' })).toEqual(['$.statusCode: string is not number']);
+    expect(schemas.check(error, { statusCode: '400', error: 'Bad Request', message: 'm' })).toEqual([
+      '$.statusCode: string is not integer',
+    ]);
     expect(schemas.check(error, { statusCode: 400, error: 'Bad Request', message: 'm', stack: 'at …' })).toEqual([
       '$: stack is not declared',
     ]);

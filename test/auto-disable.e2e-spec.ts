@@ -78,9 +78,14 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
         enabled: false,
         source: 'USER',
         hasWebhookSecret: true,
+        disabledReasonCode: 'CONSECUTIVE_FAILURES',
         disabledReason: reason,
       });
-      expect(await s.listed('STRATEGY_ERROR')).toMatchObject({ enabled: false, disabledReason: reason });
+      expect(await s.listed('STRATEGY_ERROR')).toMatchObject({
+        enabled: false,
+        disabledReasonCode: 'CONSECUTIVE_FAILURES',
+        disabledReason: reason,
+      });
 
       await s.publish('STRATEGY_ERROR');
       expect(await s.statuses('STRATEGY_ERROR')).toEqual(['FAILED', 'FAILED', 'FAILED']);
@@ -88,7 +93,9 @@ describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
       const reenabled = await s.enable('STRATEGY_ERROR');
       expect(reenabled.body).toMatchObject({ enabled: true });
       expect(reenabled.body).not.toHaveProperty('disabledReason');
+      expect(reenabled.body).not.toHaveProperty('disabledReasonCode');
       expect(await s.webhookRow('STRATEGY_ERROR')).not.toHaveProperty('disabledReason');
+      expect(await s.webhookRow('STRATEGY_ERROR')).not.toHaveProperty('disabledReasonCode');
 
       s.receiver.respondWith({ status: 204 });
       await s.publish('STRATEGY_ERROR');

@@ -81,9 +81,15 @@ describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) =>
     await rotate('RATE_SPIKE', userId + 1000).expect(404);
   });
 
-  it('answers 400 naming the field for an unknown type', async () => {
-    const response = await rotate('NOPE').expect(400);
-    expect(response.body.errors).toEqual([{ field: 'type', message: 'must be a known event type' }]);
+  it.each(['NOPE', 'HIGH_UTILIZATION'])('answers 400 naming the field for %s, not a type that can use WEBHOOK', async (type) => {
+    const response = await rotate(type).expect(400);
+    expect(response.body.errors).toEqual([
+      {
+        field: 'type',
+        message:
+          'must be an event type that can be delivered to a webhook (not EARNINGS_MILESTONE, HIGH_UTILIZATION, OFFER_FILLED, WITHDRAWAL_DETECTED)',
+      },
+    ]);
   });
 
   it('gives a webhook saved disabled its first secret, which a later enable does not reveal again', async () => {

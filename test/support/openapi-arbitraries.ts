@@ -76,7 +76,7 @@ const HANDLED = new Set([
   'maximum',
   'nullable',
 ]);
-const FORMATS = new Set(['date-time']);
+const FORMATS = new Set(['date-time', 'uri']);
 
 /**
  * Values generated for a property, keyed `SchemaName.property` (e.g. `PublishEventDto.userId`), or for a whole object,
@@ -271,6 +271,7 @@ export class OpenApiSchemas {
       }
       case 'string': {
         if (schema.format === 'date-time') return rfc3339DateTime();
+        if (schema.format === 'uri') return fc.webUrl({ withQueryParameters: true, withFragments: true });
         if (schema.pattern !== undefined) return fc.stringMatching(new RegExp(schema.pattern));
         const minLength = schema.minLength ?? 0;
         const maxLength = schema.maxLength;
@@ -331,6 +332,7 @@ export class OpenApiSchemas {
         problems.push(`${at}: does not match ${resolved.pattern}`);
       if (resolved.format === 'date-time' && !RFC3339.test(text))
         problems.push(`${at}: ${JSON.stringify(text)} is not an RFC 3339 date-time`);
+      if (resolved.format === 'uri' && !URL.canParse(text)) problems.push(`${at}: ${JSON.stringify(text)} is not a URI`);
     } else if (type === 'number' || type === 'integer') {
       const number = value as number;
       if (resolved.minimum !== undefined && number < resolved.minimum) problems.push(`${at}: below ${resolved.minimum}`);

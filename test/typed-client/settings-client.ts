@@ -1,6 +1,6 @@
 // Compiled by `npm run typecheck` against the generated types: if an endpoint, a parameter or a field changes in
 // openapi.json, this file stops compiling. It is what a frontend team would write.
-import type { paths } from '@funding/notification-webhooks/openapi-types';
+import type { components, paths } from '@funding/notification-webhooks/openapi-types';
 import { type BodyOf, type QueryOf, typedFetch } from './typed-fetch';
 
 type SettingsPath = Extract<keyof paths, `/api/v1/settings/${string}`>;
@@ -38,7 +38,29 @@ export function settingsClient(baseUrl: string, token: string) {
   return Object.assign({}, ...Object.values(endpoints)) as UnionToIntersection<(typeof endpoints)[SettingsPath]>;
 }
 
+export type SettingsClient = ReturnType<typeof settingsClient>;
+type Delivery = components['schemas']['DeliveryDto'];
+
+/** Every delivery that matches `query`, newest first: page after page, each `nextCursor` passed back as `cursor`. */
+export async function* allDeliveries(
+  api: SettingsClient,
+  query: Omit<QueryOf<'/api/v1/settings/notifications/webhook-deliveries', 'get'>, 'cursor'> = {},
+): AsyncGenerator<Delivery> {
+  let cursor: string | undefined;
+  do {
+    const page = await api.deliveries({ ...query, cursor });
+    if (!page.ok) throw new Error(`listing deliveries answered ${page.status}: ${page.error.message}`);
+    yield* page.data.data;
+    cursor = page.data.nextCursor ?? undefined;
+  } while (cursor !== undefined);
+}
+
 type UnionToIntersection<U> = (U extends unknown ? (value: U) => void : never) extends (value: infer I) => void ? I : never;
+
+/** A translation per auto-disable code: a code added to the API fails typecheck here until it is translated. */
+const DISABLED_REASON_TEXT: Record<components['schemas']['WebhookDisabledReasonCode'], string> = {
+  CONSECUTIVE_FAILURES: 'Turned off after repeated failed deliveries. Fix your endpoint, then turn it on again.',
+};
 
 // What the settings screen does with it: each line compiles only while the API keeps these shapes.
 export async function settingsScreenExample(baseUrl: string, token: string): Promise<void> {
@@ -57,7 +79,11 @@ export async function settingsScreenExample(baseUrl: string, token: string): Pro
   const secretShownOnce: string | undefined = saved.data.webhookSecret;
   const rows = await api.effective();
   if (rows.ok)
-    for (const row of rows.data) console.log(row.type, row.channel, row.enabled, row.source, secretShownOnce ? 'new secret' : '');
+    for (const row of rows.data) {
+      const note = row.disabledReasonCode ? DISABLED_REASON_TEXT[row.disabledReasonCode] : '';
+      console.log(row.type, row.channel, row.enabled, row.source, note, secretShownOnce ? 'new secret' : '');
+    }
+  for await (const delivery of allDeliveries(api, { status: 'FAILED' })) console.log(delivery.id, delivery.lastStatusCode);
   const page = await api.deliveries({ status: 'FAILED', limit: 20 });
   if (page.ok) {
     for (const delivery of page.data.data) {

@@ -122,3 +122,8 @@ export const WEBHOOK_EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.filter((d
 export function allowsChannel(type: EventType, channel: NotificationChannel): boolean {
   return eventTypeDefinition(type).channels.includes(channel);
 }
+
+/** Event types the service manages itself: they refuse the WEBHOOK channel (spec 6.2), so a settings screen hides that toggle. */
+export const WEBHOOK_REFUSED_EVENT_TYPES: readonly EventType[] = EVENT_CATALOG.filter(
+  (d) => !d.channels.includes(NotificationChannel.WEBHOOK),
+).map((d) => d.type);

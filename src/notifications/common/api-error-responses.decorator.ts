@@ -14,7 +14,21 @@ const DESCRIPTIONS = {
 
 type DocumentedErrorStatus = keyof typeof DESCRIPTIONS;
 
+/** The `Retry-After` header of 429 and 503 answers, so a client can wait exactly that long. */
+export const RETRY_AFTER_HEADER = {
+  'Retry-After': { description: 'Seconds to wait before sending the request again.', schema: { type: 'integer', minimum: 1 } },
+} as const;
+
 /** Declares error responses in the one shape (ErrorResponseDto), each with its standard description. */
 export function ApiErrorResponses(...statuses: DocumentedErrorStatus[]): MethodDecorator & ClassDecorator {
-  return applyDecorators(...statuses.map((status) => ApiResponse({ status, type: ErrorResponseDto, description: DESCRIPTIONS[status] })));
+  return applyDecorators(
+    ...statuses.map((status) =>
+      ApiResponse({
+        status,
+        type: ErrorResponseDto,
+        description: DESCRIPTIONS[status],
+        ...(status === 429 ? { headers: RETRY_AFTER_HEADER } : {}),
+      }),
+    ),
+  );
 }

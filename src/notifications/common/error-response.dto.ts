@@ -10,7 +10,7 @@ export class FieldErrorDto {
 
 /** The one error shape of every endpoint. */
 export class ErrorResponseDto {
-  @ApiProperty({ example: 400 })
+  @ApiProperty({ type: 'integer', example: 400, description: 'The HTTP status of the answer.' })
   statusCode: number;
 
   @ApiProperty({ example: 'Bad Request' })

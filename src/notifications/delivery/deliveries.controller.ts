@@ -31,7 +31,13 @@ export class DeliveriesController {
   constructor(private readonly deliveries: DeliveriesService) {}
 
   @Get('webhook-deliveries')
-  @ApiOperation({ summary: "The user's webhook deliveries, newest first" })
+  @ApiOperation({
+    operationId: 'listDeliveries',
+    summary: "The user's webhook deliveries, newest first",
+    description:
+      'One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` ' +
+      'back as `cursor` for the next, older page until it is null. Test sends are not in the log.',
+  })
   @ApiOkResponse({ type: DeliveryPageDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
   list(@CurrentUserId() userId: number, @Query() query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
@@ -39,7 +45,11 @@ export class DeliveriesController {
   }
 
   @Get('webhook-deliveries/:id')
-  @ApiOperation({ summary: 'One delivery with every attempt' })
+  @ApiOperation({
+    operationId: 'getDelivery',
+    summary: 'One delivery with every attempt',
+    description: 'The delivery and its attempts in order: outcome, HTTP status, duration, error and the first 1 KiB of the answer.',
+  })
   @ApiOkResponse({ type: DeliveryDetailDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No such delivery for this user.' })
   @ApiErrorResponses(400)
@@ -51,8 +61,13 @@ export class DeliveriesController {
   @Post('webhook-deliveries/:id/redeliver')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({
+    operationId: 'redeliver',
     summary: 'Queue the same event again (same event id, new cycle of up to 6 attempts)',
-    description: 'Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.',
+    description:
+      'Sends the stored event again to the current URL of its type, signed with the current secret, with the same ' +
+      '`X-Service-Event-Id` (receivers deduplicate on it), as a new cycle of up to 6 attempts on the retry schedule. ' +
+      'Answers the new delivery, PENDING. Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING ' +
+      'answers 409, as its own cycle is running.',
   })
   @ApiAcceptedResponse({ type: DeliveryDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto })
@@ -69,7 +84,15 @@ export class DeliveriesController {
 
   @Post('webhook/test')
   @HttpCode(HttpStatus.OK)
-  @ApiOperation({ summary: "Send one signed test event to the type's configured URL now (not stored, not retried)" })
+  @ApiOperation({
+    operationId: 'sendTestEvent',
+    summary: "Send one signed test event to the type's configured URL now (not stored, not retried)",
+    description:
+      'Signs and sends one test event (`payload: {"test": true}`, an event id starting with `test_`) to the URL saved for ' +
+      'the type, enabled or not, and answers how the receiver answered. The answer is the only record: test sends are ' +
+      'not stored, so they appear neither in the delivery log nor in auto-disable, and are never retried. Operators ' +
+      'count them in the metric webhook_test_sends_total{outcome}, apart from the attempts of real deliveries.',
+  })
   @ApiOkResponse({ type: TestSendResultDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
   @ApiErrorResponses(413, 415)

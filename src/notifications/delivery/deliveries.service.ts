@@ -6,8 +6,17 @@ import { InvalidFieldsException } from '../common/api-errors';
 import { PreferencesService } from '../preferences/preferences.service';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine';
-import type { DeliveryDetailDto, DeliveryDto, DeliveryPageDto, ListDeliveriesQueryDto, TestSendResultDto } from './dto/delivery.dto';
+import {
+  cursorAfter,
+  cursorBeforeId,
+  type DeliveryDetailDto,
+  type DeliveryDto,
+  type DeliveryPageDto,
+  type ListDeliveriesQueryDto,
+  type TestSendResultDto,
+} from './dto/delivery.dto';
 import { Severity } from './dto/publish-event.dto';
+import { DeliveryEvents } from './delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { MAX_ATTEMPTS } from './retry-policy';
 import { WebhookSender } from './http/webhook-sender';
@@ -24,6 +33,7 @@ export class DeliveriesService {
     private readonly preferences: PreferencesService,
     private readonly sender: WebhookSender,
     private readonly clock: Clock,
+    private readonly events: DeliveryEvents,
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
   ) {}
 
@@ -32,12 +42,12 @@ export class DeliveriesService {
     const rows = await this.outbox.listForUser({
       userId,
       limit: limit + 1,
-      beforeId: query.cursor,
+      beforeId: query.cursor === undefined ? undefined : cursorBeforeId(query.cursor),
       type: query.type,
       status: query.status,
     });
     const page = rows.slice(0, limit);
-    return { data: page.map(toDeliveryDto), nextCursor: rows.length > limit ? String(page[page.length - 1].id) : null };
+    return { data: page.map(toDeliveryDto), nextCursor: rows.length > limit ? cursorAfter(page[page.length - 1].id) : null };
   }
 
   async detail(userId: number, id: number): Promise<DeliveryDetailDto> {
@@ -100,6 +110,7 @@ export class DeliveriesService {
       nowMs: now,
     });
     const result = await this.sender.send(request);
+    this.events.emit('testSendFinished', { userId, type, outcome: result.outcome, durationMs: result.durationMs });
     return { success: result.outcome === 'success', ...result };
   }
 

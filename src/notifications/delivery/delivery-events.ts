@@ -24,6 +24,14 @@ export interface DeliveryCancelled {
   readonly type: EventType;
 }
 
+/** A test send (not a delivery: not stored, not retried) got its answer. */
+export interface TestSendFinished {
+  readonly userId: number;
+  readonly type: EventType;
+  readonly outcome: AttemptOutcome;
+  readonly durationMs: number;
+}
+
 /** One scheduler run finished. */
 export interface SchedulerTickFinished {
   readonly durationMs: number;
@@ -54,6 +62,7 @@ interface DeliveryFacts {
   schedulerTickFinished: SchedulerTickFinished;
   circuitOpened: CircuitOpened;
   deliveriesParked: DeliveriesParked;
+  testSendFinished: TestSendFinished;
 }
 
 /**
@@ -68,6 +77,7 @@ export class DeliveryEvents {
     schedulerTickFinished: new Subject(),
     circuitOpened: new Subject(),
     deliveriesParked: new Subject(),
+    testSendFinished: new Subject(),
   };
 
   readonly attemptRecorded: Observable<AttemptRecorded> = this.subjects.attemptRecorded.asObservable();
@@ -75,6 +85,7 @@ export class DeliveryEvents {
   readonly schedulerTickFinished: Observable<SchedulerTickFinished> = this.subjects.schedulerTickFinished.asObservable();
   readonly circuitOpened: Observable<CircuitOpened> = this.subjects.circuitOpened.asObservable();
   readonly deliveriesParked: Observable<DeliveriesParked> = this.subjects.deliveriesParked.asObservable();
+  readonly testSendFinished: Observable<TestSendFinished> = this.subjects.testSendFinished.asObservable();
 
   /** @internal Publishes a fact to the subscribers of its stream. */
   emit<K extends keyof DeliveryFacts>(name: K, fact: DeliveryFacts[K]): void {

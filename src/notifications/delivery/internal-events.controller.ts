@@ -11,7 +11,7 @@ import {
   ApiUnauthorizedResponse,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiErrorResponses, RETRY_AFTER_HEADER } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { isDatabaseUnavailable } from '../common/database-errors';
 import { DeadlineExceededError, type LateOutcome, withDeadline } from '../common/deadline';
@@ -48,6 +48,7 @@ export class InternalEventsController {
   @Post()
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiOperation({
+    operationId: 'publishEvents',
     summary: 'Publish one event, or up to 1000 as {events: [...]}',
     description:
       'For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured. ' +
@@ -63,6 +64,7 @@ export class InternalEventsController {
   @ApiServiceUnavailableResponse({
     type: ErrorResponseDto,
     description: 'Not acknowledged: the database is unavailable or did not commit in time; retry after `Retry-After` seconds.',
+    headers: RETRY_AFTER_HEADER,
   })
   async publish(@Body() body: unknown): Promise<PublishResultDto> {
     const batch = typeof body === 'object' && body !== null && 'events' in body;

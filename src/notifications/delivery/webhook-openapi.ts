@@ -6,7 +6,7 @@ import { MAX_ATTEMPTS } from './retry-policy';
 
 /** The JSON body of every delivery (spec 2.3): these exact bytes are what the signature covers. */
 export class WebhookEventBodyDto {
-  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, example: 'RATE_SPIKE' })
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType', example: 'RATE_SPIKE' })
   type: EventType;
 
   @ApiProperty({ enum: Severity, enumName: 'Severity' })
@@ -24,7 +24,7 @@ export class WebhookEventBodyDto {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Type-specific fields; `{}` when there are none.' })
   payload: Record<string, unknown>;
 
-  @ApiProperty({ example: 42, description: 'The user the event is for.' })
+  @ApiProperty({ type: 'integer', minimum: 1, example: 42, description: 'The user the event is for.' })
   userId: number;
 }
 

@@ -26,6 +26,7 @@ const NAMES = {
   circuitsOpen: 'webhook_circuits_open',
   circuitsOpened: 'webhook_circuits_opened_total',
   parked: 'webhook_deliveries_parked_total',
+  testSends: 'webhook_test_sends_total',
 } as const;
 
 /**
@@ -97,10 +98,17 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       help: "Deliveries parked (not attempted, not failed) while their endpoint's circuit was open.",
       registers,
     });
+    const testSends = new Counter({
+      name: NAMES.testSends,
+      help: 'Test sends by outcome (not deliveries: counted apart from webhook_attempts_total).',
+      labelNames: ['outcome'],
+      registers,
+    });
     // Zero series exist from the start, so rate() and alerts see every label before its first event.
     for (const outcome of ATTEMPT_OUTCOMES) {
       attempts.inc({ outcome }, 0);
       attemptSeconds.zero({ outcome });
+      testSends.inc({ outcome }, 0);
     }
     for (const state of FINAL_STATES) finished.inc({ state }, 0);
     claimed.inc(0);
@@ -116,6 +124,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       events.deliveryCancelled.subscribe(() => finished.inc({ state: DeliveryStatus.CANCELLED })),
       events.circuitOpened.subscribe(() => circuitsOpened.inc()),
       events.deliveriesParked.subscribe((batch) => parked.inc(batch.count)),
+      events.testSendFinished.subscribe((send) => testSends.inc({ outcome: send.outcome })),
       events.schedulerTickFinished.subscribe((tick) => {
         tickSeconds.observe(tick.durationMs / 1000);
         claimed.inc(tick.claimed);

@@ -17,6 +17,7 @@ export class PreferencesController {
   @Put()
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
+    operationId: 'upsertPreference',
     summary: 'Create or update one preference (event type × channel)',
     description:
       'The first enable of WEBHOOK for an event type generates its signing secret and returns it once in `webhookSecret`. ' +
@@ -30,14 +31,27 @@ export class PreferencesController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The user's explicit preferences" })
+  @ApiOperation({
+    operationId: 'listPreferences',
+    summary: "The user's explicit preferences",
+    description:
+      'Only what the user has saved, one row per event type and channel; WEBHOOK rows carry `webhookUrl`, `hasWebhookSecret` ' +
+      '(never the secret) and, while the service has turned the webhook off, `disabledReasonCode` and `disabledReason`.',
+  })
   @ApiOkResponse({ type: [PreferenceDto] })
   list(@CurrentUserId() userId: number): Promise<PreferenceDto[]> {
     return this.preferences.list(userId);
   }
 
   @Get('effective')
-  @ApiOperation({ summary: 'Defaults merged with the explicit preferences, one row per event type and allowed channel' })
+  @ApiOperation({
+    operationId: 'listEffectivePreferences',
+    summary: 'Defaults merged with the explicit preferences, one row per event type and allowed channel',
+    description:
+      'What a settings screen renders: every event type with its group, and one row per channel the type offers, ' +
+      '`source: USER` where the user saved a preference, else the default (`IN_APP`, `EMAIL` for the digests). ' +
+      'Types that refuse WEBHOOK (see the WebhookEventType schema) have no WEBHOOK row: hide that toggle.',
+  })
   @ApiOkResponse({ type: [EffectivePreferenceDto] })
   effective(@CurrentUserId() userId: number): Promise<EffectivePreferenceDto[]> {
     return this.preferences.effective(userId);
@@ -46,6 +60,7 @@ export class PreferencesController {
   @Post('webhook/rotate-secret')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
+    operationId: 'rotateSigningSecret',
     summary: "Replace the signing secret of one event type's webhook",
     description:
       "Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. " +

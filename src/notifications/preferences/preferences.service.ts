@@ -9,7 +9,7 @@ import { UnsafeWebhookUrlError, WebhookUrlPolicy } from '../url-policy/webhook-u
 import type { FinishedRun } from './finished-runs';
 import { webhookKey } from './webhook-key';
 import type { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
-import { PreferenceSource } from './dto/preference.dto';
+import { PreferenceSource, WebhookDisabledReasonCode } from './dto/preference.dto';
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
@@ -214,7 +214,12 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): P
   return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret }, preference);
 }
 
-// `disabledReason` appears only while auto-disable has turned the webhook off.
-function withDisabledReason<T extends object>(webhook: T, preference: NotificationPreference | undefined): T & { disabledReason?: string } {
-  return preference?.disabledReason ? { ...webhook, disabledReason: preference.disabledReason } : webhook;
+// `disabledReasonCode` and `disabledReason` appear only while auto-disable, their one writer, has turned the webhook off.
+function withDisabledReason<T extends object>(
+  webhook: T,
+  preference: NotificationPreference | undefined,
+): T & { disabledReasonCode?: WebhookDisabledReasonCode; disabledReason?: string } {
+  return preference?.disabledReason
+    ? { ...webhook, disabledReasonCode: WebhookDisabledReasonCode.CONSECUTIVE_FAILURES, disabledReason: preference.disabledReason }
+    : webhook;
 }

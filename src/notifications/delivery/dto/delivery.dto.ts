@@ -1,9 +1,20 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsEnum, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { EventType } from '../../catalog/event-catalog';
+import { IsEnum, IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
+import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
 import { ATTEMPT_OUTCOMES } from '../http/attempt-result';
+import { MAX_ATTEMPTS } from '../retry-policy';
 import { DeliveryStatus } from '../webhook-delivery.entity';
+
+// Opaque to clients; today the id of the last delivery of the previous page (so numeric cursors sent before stay valid).
+const CURSOR_PATTERN = /^[1-9]\d{0,14}$/;
+const CURSOR_DESCRIPTION = 'Opaque: pass the `nextCursor` of the previous page unchanged.';
+
+/** The delivery id a valid {@link ListDeliveriesQueryDto.cursor} stands for. */
+export const cursorBeforeId = (cursor: string): number => Number(cursor);
+/** The cursor of the page after the one that ends with this delivery. */
+export const cursorAfter = (lastId: number): string => String(lastId);
 
 export class ListDeliveriesQueryDto {
   @ApiPropertyOptional({ enum: EventType, enumName: 'EventType' })
@@ -24,15 +35,14 @@ export class ListDeliveriesQueryDto {
   @Max(100, { message: 'must be at most 100' })
   limit?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, description: 'The `nextCursor` of the previous page.' })
+  @ApiPropertyOptional({ type: String, description: CURSOR_DESCRIPTION })
   @IsOptional()
-  @Transform(({ value }) => (/^\d+$/.test(String(value)) ? Number(value) : value))
-  @IsInt({ message: 'must be a cursor returned by a previous page' })
-  cursor?: number;
+  @Matches(CURSOR_PATTERN, { message: 'must be the nextCursor of a previous page' })
+  cursor?: string;
 }
 
 export class DeliveryDto {
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 1 })
   id: number;
 
   @ApiProperty({ description: 'Stable event id, sent as X-Service-Event-Id; the same across retries and redeliveries.' })
@@ -44,13 +54,13 @@ export class DeliveryDto {
   @ApiProperty({ enum: DeliveryStatus, enumName: 'DeliveryStatus' })
   status: DeliveryStatus;
 
-  @ApiProperty({ description: 'Attempts made so far (at most 6).' })
+  @ApiProperty({ type: 'integer', minimum: 0, maximum: MAX_ATTEMPTS, description: 'Attempts made so far (at most 6).' })
   attemptCount: number;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true })
   nextAttemptAt: string | null;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the last answer; null when none came.' })
   lastStatusCode: number | null;
 
   @ApiProperty({ type: String, nullable: true })
@@ -77,24 +87,28 @@ export class DeliveryPageDto {
   @ApiProperty({ type: [DeliveryDto] })
   data: DeliveryDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next (older) page; null on the last page.' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'Pass unchanged as `cursor` for the next (older) page; null on the last page. Opaque: do not parse it.',
+  })
   nextCursor: string | null;
 }
 
 export class AttemptDto {
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 1, maximum: MAX_ATTEMPTS })
   attemptNumber: number;
 
   @ApiProperty({ type: String, format: 'date-time' })
   startedAt: string;
 
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 0 })
   durationMs: number;
 
   @ApiProperty({ enum: ATTEMPT_OUTCOMES })
   outcome: string;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the answer; null when none came.' })
   statusCode: number | null;
 
   @ApiProperty({ type: String, nullable: true })
@@ -110,8 +124,8 @@ export class DeliveryDetailDto extends DeliveryDto {
 }
 
 export class TestSendDto {
-  @ApiProperty({ enum: EventType, enumName: 'EventType' })
-  @IsEnum(EventType, { message: 'must be a known event type' })
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType' })
+  @IsIn(WEBHOOK_EVENT_TYPES, { message: WEBHOOK_EVENT_TYPE_MESSAGE })
   type: EventType;
 }
 
@@ -122,10 +136,10 @@ export class TestSendResultDto {
   @ApiProperty({ enum: ATTEMPT_OUTCOMES })
   outcome: string;
 
-  @ApiProperty({ type: Number, nullable: true })
+  @ApiProperty({ type: 'integer', nullable: true, description: 'HTTP status of the answer; null when none came.' })
   statusCode: number | null;
 
-  @ApiProperty()
+  @ApiProperty({ type: 'integer', minimum: 0 })
   durationMs: number;
 
   @ApiProperty({ type: String, nullable: true })

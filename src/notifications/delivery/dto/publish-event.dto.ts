@@ -111,6 +111,10 @@ export class PublishResultDto {
   @ApiProperty({ type: [String], description: 'One id per event, in order; the id is sent as X-Service-Event-Id.' })
   eventIds: string[];
 
-  @ApiProperty({ description: 'Webhook deliveries queued (events whose user has WEBHOOK enabled for the type).' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'Webhook deliveries queued (events whose user has WEBHOOK enabled for the type).',
+  })
   queuedDeliveries: number;
 }

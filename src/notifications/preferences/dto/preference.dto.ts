@@ -1,6 +1,25 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { EventGroup, EventType, NotificationChannel } from '../../catalog/event-catalog';
 
+/** Why the service turned a webhook off: a stable code a screen can translate (`disabledReason` is the English text). */
+export enum WebhookDisabledReasonCode {
+  /** `autoDisableAfterFailures` deliveries of the type in a row ended FAILED. */
+  CONSECUTIVE_FAILURES = 'CONSECUTIVE_FAILURES',
+}
+
+const WEBHOOK_URL_DOC = { type: String, format: 'uri', nullable: true, description: 'WEBHOOK rows only.' } as const;
+const DISABLED_REASON_CODE_DOC = {
+  enum: WebhookDisabledReasonCode,
+  enumName: 'WebhookDisabledReasonCode',
+  description:
+    'WEBHOOK rows only, present while the service itself disabled the webhook: why, as a stable code to translate. ' +
+    'Enabling it again clears it.',
+} as const;
+const DISABLED_REASON_DOC = {
+  example: 'disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z',
+  description: 'Present with `disabledReasonCode`: the same in English, with the figures (failures, when).',
+} as const;
+
 export class PreferenceDto {
   @ApiProperty({ enum: EventType, enumName: 'EventType' })
   type: EventType;
@@ -11,16 +30,16 @@ export class PreferenceDto {
   @ApiProperty()
   enabled: boolean;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'WEBHOOK rows only.' })
+  @ApiPropertyOptional(WEBHOOK_URL_DOC)
   webhookUrl?: string | null;
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed.' })
   hasWebhookSecret?: boolean;
 
-  @ApiPropertyOptional({
-    example: 'disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z',
-    description: 'WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.',
-  })
+  @ApiPropertyOptional(DISABLED_REASON_CODE_DOC)
+  disabledReasonCode?: WebhookDisabledReasonCode;
+
+  @ApiPropertyOptional(DISABLED_REASON_DOC)
   disabledReason?: string;
 
   @ApiProperty({ type: String, format: 'date-time' })
@@ -68,15 +87,15 @@ export class EffectivePreferenceDto {
   @ApiProperty({ enum: PreferenceSource, enumName: 'PreferenceSource', description: 'USER when an explicit preference exists.' })
   source: PreferenceSource;
 
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'WEBHOOK rows only.' })
+  @ApiPropertyOptional(WEBHOOK_URL_DOC)
   webhookUrl?: string | null;
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only.' })
   hasWebhookSecret?: boolean;
 
-  @ApiPropertyOptional({
-    example: 'disabled after 5 consecutive failed deliveries on 2026-11-22T12:00:00.000Z',
-    description: 'WEBHOOK rows only, present while the service itself disabled the webhook (auto-disable). Enabling it again clears it.',
-  })
+  @ApiPropertyOptional(DISABLED_REASON_CODE_DOC)
+  disabledReasonCode?: WebhookDisabledReasonCode;
+
+  @ApiPropertyOptional(DISABLED_REASON_DOC)
   disabledReason?: string;
 }

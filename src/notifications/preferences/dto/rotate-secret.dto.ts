@@ -1,9 +1,10 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEnum } from 'class-validator';
-import { EventType } from '../../catalog/event-catalog';
+import { IsIn } from 'class-validator';
+import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
+import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
 
 export class RotateSecretDto {
-  @ApiProperty({ enum: EventType, enumName: 'EventType', example: EventType.RATE_SPIKE })
-  @IsEnum(EventType, { message: 'must be a known event type' })
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType', example: EventType.RATE_SPIKE })
+  @IsIn(WEBHOOK_EVENT_TYPES, { message: WEBHOOK_EVENT_TYPE_MESSAGE })
   type: EventType;
 }

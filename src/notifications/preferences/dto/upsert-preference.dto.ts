@@ -18,6 +18,7 @@ export class UpsertPreferenceDto {
 
   @ApiPropertyOptional({
     type: String,
+    format: 'uri',
     nullable: true,
     maxLength: MAX_WEBHOOK_URL_LENGTH,
     example: 'https://hooks.example.com/funding',
