@@ -63,6 +63,21 @@ describe('GuardedStream', () => {
     expect(unhandled).toEqual([]);
   });
 
+  it("hands a stream's error to the subscriber's own error handler, in both forms", () => {
+    const subject = new Subject<number>();
+    const { stream, logged } = streamOf(subject);
+    const handled: unknown[] = [];
+    stream.subscribe({ error: (error) => handled.push(error) });
+    stream.subscribe(
+      () => undefined,
+      (error) => handled.push(error),
+    );
+    subject.error('gone');
+
+    expect(handled).toEqual(['gone', 'gone']);
+    expect(logged).toEqual([]);
+  });
+
   it("leaves RxJS's own subscribers and unsubscribing as they are", async () => {
     const subject = new Subject<number>();
     const { stream } = streamOf(subject);

@@ -22,10 +22,18 @@ export class GuardedStream<T> extends Observable<T> {
     return lifted;
   }
 
-  override subscribe(observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null): Subscription {
+  override subscribe(
+    observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null,
+    // RxJS 7's deprecated `subscribe(next, error, complete)` form.
+    error?: ((error: unknown) => void) | null,
+    complete?: (() => void) | null,
+  ): Subscription {
     // RxJS's own subscribers (operators, firstValueFrom) pass through: their teardown must stay linked.
     if (observerOrNext instanceof Subscriber) return super.subscribe(observerOrNext);
-    const observer: Partial<Observer<T>> = typeof observerOrNext === 'function' ? { next: observerOrNext } : (observerOrNext ?? {});
+    const observer: Partial<Observer<T>> =
+      typeof observerOrNext === 'function'
+        ? { next: observerOrNext, error: error ?? undefined, complete: complete ?? undefined }
+        : (observerOrNext ?? {});
     return super.subscribe({
       next: (value) => this.guard(() => observer.next?.(value)),
       error: (error: unknown) => (observer.error ? this.guard(() => observer.error!(error)) : this.report(error)),
