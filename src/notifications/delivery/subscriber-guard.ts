@@ -25,14 +25,14 @@ export class GuardedStream<T> extends Observable<T> {
   override subscribe(
     observerOrNext?: Partial<Observer<T>> | ((value: T) => void) | null,
     // RxJS 7's deprecated `subscribe(next, error, complete)` form.
-    error?: ((error: unknown) => void) | null,
-    complete?: (() => void) | null,
+    onError?: ((error: unknown) => void) | null,
+    onComplete?: (() => void) | null,
   ): Subscription {
     // RxJS's own subscribers (operators, firstValueFrom) pass through: their teardown must stay linked.
     if (observerOrNext instanceof Subscriber) return super.subscribe(observerOrNext);
     const observer: Partial<Observer<T>> =
       typeof observerOrNext === 'function'
-        ? { next: observerOrNext, error: error ?? undefined, complete: complete ?? undefined }
+        ? { next: observerOrNext, error: onError ?? undefined, complete: onComplete ?? undefined }
         : (observerOrNext ?? {});
     return super.subscribe({
       next: (value) => this.guard(() => observer.next?.(value)),
