@@ -135,10 +135,13 @@ describe("NotificationsModule's public DI surface", () => {
     expect(injectables.sort()).toEqual(PUBLIC.map((type) => type.name).sort());
   });
 
-  describe('with isGlobal: false', () => {
+  describe.each([
+    { method: 'forRoot', notifications: () => NotificationsModule.forRoot({ ...options(), isGlobal: false }) },
+    { method: 'forRootAsync', notifications: () => NotificationsModule.forRootAsync({ useFactory: options, isGlobal: false }) },
+  ])('with isGlobal: false in $method', ({ notifications }) => {
     const shared = () => {
       // The host's own module imports NotificationsModule once and re-exports it to the modules that import it.
-      @Module({ imports: [NotificationsModule.forRoot({ ...options(), isGlobal: false })], exports: [NotificationsModule] })
+      @Module({ imports: [notifications()], exports: [NotificationsModule] })
       class HostNotificationsModule {}
       return HostNotificationsModule;
     };
