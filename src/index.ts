@@ -5,6 +5,7 @@ export {
   NOTIFICATIONS_OPTIONS_TYPE,
 } from './notifications/notifications.module-definition';
 export type { EncryptionKey, NotificationsModuleOptions, UserIdResolver } from './notifications/notifications-options.interface';
+export type { NotificationsOptionsFactory } from './notifications/notifications-options-factory';
 export {
   EVENT_CATALOG,
   EventGroup,
@@ -17,7 +18,7 @@ export {
 export { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from './notifications/notifications.schema';
 export { NotificationPreference } from './notifications/preferences/notification-preference.entity';
 export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
-export { PreferencesService } from './notifications/preferences/preferences.service';
+export { NotificationPreferences } from './notifications/preferences/notification-preferences';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
 export { WebhookPublisher, type PublishableEvent } from './notifications/delivery/webhook-publisher';
@@ -26,7 +27,6 @@ export { verifyWebhookSignature, type VerifyWebhookSignatureInput } from './noti
 export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';
 export { WebhookDeliveryAttempt } from './notifications/delivery/webhook-delivery-attempt.entity';
 export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
-export { DeliveryScheduler } from './notifications/scheduler/delivery-scheduler';
 export { Clock, SystemClock } from './notifications/clock/clock';
 export type { DeliveryTuning } from './notifications/notifications-options.interface';
 export type { RetentionOptions } from './notifications/notifications-options.interface';

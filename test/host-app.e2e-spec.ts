@@ -12,8 +12,8 @@ import {
   NOTIFICATIONS_ENTITIES,
   NOTIFICATIONS_MIGRATIONS,
   NotificationChannel,
+  NotificationPreferences,
   NotificationsModule,
-  PreferencesService,
   Severity,
   WebhookPublisher,
 } from '@funding/notification-webhooks';
@@ -40,10 +40,13 @@ class HostSettings {
 @Module({ providers: [HostSettings], exports: [HostSettings] })
 class HostSettingsModule {}
 
-/** A host feature that publishes; it injects WebhookPublisher without importing NotificationsModule again. */
+/** A host feature that publishes and reads preferences; it injects them without importing NotificationsModule again. */
 @Injectable()
 class LoanDesk {
-  constructor(private readonly webhooks: WebhookPublisher) {}
+  constructor(
+    private readonly webhooks: WebhookPublisher,
+    readonly preferences: NotificationPreferences,
+  ) {}
   loanExecuted(userId: number, amount: number) {
     return this.webhooks.publish({
       userId,
@@ -109,9 +112,8 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
     expect(listed.body).toEqual([expect.objectContaining({ type: 'KILL_SWITCH_ACTIVATED', hasWebhookSecret: true })]);
   });
 
-  it("lets the host's own services read preferences through the exported service", async () => {
-    const preferences = app.get(PreferencesService);
-    const effective = await preferences.effective(42);
+  it("lets the host's own services read preferences through the exported NotificationPreferences", async () => {
+    const effective = await app.get(LoanDesk).preferences.effective(42);
     expect(effective).toContainEqual(
       expect.objectContaining({ type: EventType.KILL_SWITCH_ACTIVATED, channel: NotificationChannel.WEBHOOK, enabled: true }),
     );

@@ -1,6 +1,6 @@
 // One service instance under test, driven over IPC: the real standalone AppModule with its real HTTP
 // set-up, configured from the environment like `node dist/main.js`, plus the library's public
-// WebhookPublisher and DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
+// WebhookPublisher and the internal DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
@@ -12,6 +12,7 @@ import type { MemorySample, PauseReport } from './service-types';
 type AppModuleFile = typeof import('../../src/app.module');
 type ConfigureFile = typeof import('../../src/configure-app');
 type ConfigFile = typeof import('../../src/config/load-app-config');
+type SchedulerFile = typeof import('../../src/notifications/scheduler/delivery-scheduler');
 type NestCore = typeof import('@nestjs/core');
 
 async function boot() {
@@ -27,7 +28,8 @@ async function boot() {
 }
 
 async function main(): Promise<void> {
-  const { WebhookPublisher, DeliveryScheduler } = library();
+  const { WebhookPublisher } = library();
+  const { DeliveryScheduler } = require(`${DIST}/notifications/scheduler/delivery-scheduler.js`) as SchedulerFile;
   const app = await boot();
   const publisher = app.get(WebhookPublisher);
   const scheduler = app.get(DeliveryScheduler);

@@ -15,7 +15,11 @@ export interface EncryptionKey {
   readonly key: Buffer;
 }
 
-/** Options of {@link NotificationsModule}. */
+/**
+ * Options of {@link NotificationsModule}.
+ *
+ * @publicApi
+ */
 export interface NotificationsModuleOptions {
   /**
    * Secret for `Authorization: Bearer <JWT>` (HS256) on the settings endpoints; the numeric

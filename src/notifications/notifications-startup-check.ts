@@ -16,7 +16,7 @@ export class NotificationsStartupCheck implements OnModuleInit {
     if (imports > 1) {
       throw new Error(
         `NotificationsModule is imported ${imports} times (forRoot/forRootAsync). Import it once, in your root module: ` +
-          'it is global, so your other modules inject WebhookPublisher, PreferencesService and its other providers without importing it again.',
+          'it is global, so your other modules inject WebhookPublisher, NotificationPreferences and its other exports without importing it again.',
       );
     }
     if (!this.has(SchedulerRegistry)) {

@@ -1,39 +1,47 @@
-import { type DynamicModule, Module } from '@nestjs/common';
-import {
-  ConfigurableNotificationsModule,
-  NOTIFICATIONS_ASYNC_OPTIONS_TYPE,
-  NOTIFICATIONS_OPTIONS,
-  NOTIFICATIONS_OPTIONS_TYPE,
-} from './notifications.module-definition';
-import { DeliveryModule } from './delivery/delivery.module';
+import { Module } from '@nestjs/common';
+import { ConfigurableNotificationsModule } from './notifications.module-definition';
+import { DeliveryEvents } from './delivery/delivery-events';
+import { DeliveryModule, HOST_FACING_DELIVERY_EVENTS, HOST_FACING_PUBLISHER } from './delivery/delivery.module';
+import { WebhookPublisher } from './delivery/webhook-publisher';
 import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
 import { NotificationsStartupCheck } from './notifications-startup-check';
 import { WebhookAutoDisableModule } from './auto-disable/webhook-auto-disable.module';
+import { NotificationPreferences } from './preferences/notification-preferences';
 import { PreferencesModule } from './preferences/preferences.module';
 import { RetentionModule } from './retention/retention.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
+import { SecretsReencryption } from './secrets/secrets-reencryption';
+import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.module';
 
 /**
  * The webhook notification channel: settings API, signing secrets, delivery.
  * Needs a TypeORM DataSource with {@link NOTIFICATIONS_ENTITIES} (or `autoLoadEntities`) and
- * {@link NOTIFICATIONS_MIGRATIONS}.
+ * {@link NOTIFICATIONS_MIGRATIONS}, and the host app's `ScheduleModule.forRoot()`.
+ *
+ * Hosts inject `WebhookPublisher`, `DeliveryEvents`, `NotificationPreferences`, `NotificationsMetrics`,
+ * `RetentionService` and `SecretsReencryption`, and nothing else: the engine, the scheduler, the clock, auto-disable and
+ * the preferences and secrets internals (which hand out decrypted signing secrets) stay inside.
+ *
+ * @publicApi
  */
 @Module({
-  imports: [PreferencesModule, DeliveryModule, SchedulerModule, NotificationsMetricsModule, WebhookAutoDisableModule, RetentionModule],
-  providers: [NotificationsStartupCheck],
-  exports: [PreferencesModule, DeliveryModule, SchedulerModule, NotificationsMetricsModule, WebhookAutoDisableModule, RetentionModule],
+  imports: [
+    PreferencesModule,
+    SecretsModule,
+    DeliveryModule,
+    SchedulerModule,
+    NotificationsMetricsModule,
+    WebhookAutoDisableModule,
+    RetentionModule,
+  ],
+  providers: [
+    NotificationsStartupCheck,
+    NotificationPreferences,
+    { provide: WebhookPublisher, useExisting: HOST_FACING_PUBLISHER },
+    { provide: DeliveryEvents, useExisting: HOST_FACING_DELIVERY_EVENTS },
+    { provide: SecretsReencryption, useExisting: HOST_FACING_REENCRYPTION },
+  ],
+  // NotificationsMetricsModule and RetentionModule export their one host-facing class only.
+  exports: [WebhookPublisher, DeliveryEvents, NotificationPreferences, SecretsReencryption, NotificationsMetricsModule, RetentionModule],
 })
-export class NotificationsModule extends ConfigurableNotificationsModule {
-  static forRoot(options: typeof NOTIFICATIONS_OPTIONS_TYPE): DynamicModule {
-    return shareOptionsWithFeatures(super.forRoot(options));
-  }
-
-  static forRootAsync(options: typeof NOTIFICATIONS_ASYNC_OPTIONS_TYPE): DynamicModule {
-    return shareOptionsWithFeatures(super.forRootAsync(options));
-  }
-}
-
-// The feature modules inject the options, so (as TypeORM's core module does) the options are global.
-function shareOptionsWithFeatures(module: DynamicModule): DynamicModule {
-  return { ...module, global: true, exports: [...(module.exports ?? []), NOTIFICATIONS_OPTIONS] };
-}
+export class NotificationsModule extends ConfigurableNotificationsModule {}

@@ -6,7 +6,7 @@ import { Clock } from '../notifications/clock/clock';
 import { DeliveryEvents } from '../notifications/delivery/delivery-events';
 import { OutboxEngine } from '../notifications/delivery/engine/outbox-engine';
 import { WebhookPublisher } from '../notifications/delivery/webhook-publisher';
-import { PreferencesService } from '../notifications/preferences/preferences.service';
+import { NotificationPreferences } from '../notifications/preferences/notification-preferences';
 import { webhookKey } from '../notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../notifications/scheduler/delivery-scheduler';
 import type { ReceivedRequest } from './received-request';
@@ -60,7 +60,7 @@ export function attachNotificationsTestKit(
   const engine = app.get(OutboxEngine, { strict: false });
   const scheduler = app.get(DeliveryScheduler, { strict: false });
   const events = app.get(DeliveryEvents, { strict: false });
-  const preferences = app.get(PreferencesService, { strict: false });
+  const preferences = app.get(NotificationPreferences, { strict: false });
   const secrets = new Map<string, string>();
 
   const settle = () => engine.idle();

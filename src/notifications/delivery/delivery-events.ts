@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { type Observable, Subject } from 'rxjs';
 import type { EventType } from '../catalog/event-catalog';
 import type { AttemptOutcome } from './http/attempt-result';
+import { GuardedStream } from './subscriber-guard';
 import type { DeliveryStatus } from './webhook-delivery.entity';
 
 /** An attempt was recorded; `status` is the delivery's state after it (PENDING while retries remain). */
@@ -67,10 +68,14 @@ interface DeliveryFacts {
 
 /**
  * What the delivery side did, as read-only streams, for metrics, auto-disable or a host app's own hooks.
- * Subscribers run synchronously after the fact is committed; they must not throw.
+ * Subscribers run synchronously after the fact is committed. One that throws (or leaves an error of its pipe
+ * unhandled) is logged once, at error level with the context `DeliveryEvents`, and stays subscribed; delivery goes on.
+ *
+ * @publicApi
  */
 @Injectable()
 export class DeliveryEvents {
+  private readonly logger = new Logger(DeliveryEvents.name);
   private readonly subjects: { [K in keyof DeliveryFacts]: Subject<DeliveryFacts[K]> } = {
     attemptRecorded: new Subject(),
     deliveryCancelled: new Subject(),
@@ -80,12 +85,17 @@ export class DeliveryEvents {
     testSendFinished: new Subject(),
   };
 
-  readonly attemptRecorded: Observable<AttemptRecorded> = this.subjects.attemptRecorded.asObservable();
-  readonly deliveryCancelled: Observable<DeliveryCancelled> = this.subjects.deliveryCancelled.asObservable();
-  readonly schedulerTickFinished: Observable<SchedulerTickFinished> = this.subjects.schedulerTickFinished.asObservable();
-  readonly circuitOpened: Observable<CircuitOpened> = this.subjects.circuitOpened.asObservable();
-  readonly deliveriesParked: Observable<DeliveriesParked> = this.subjects.deliveriesParked.asObservable();
-  readonly testSendFinished: Observable<TestSendFinished> = this.subjects.testSendFinished.asObservable();
+  readonly attemptRecorded: Observable<AttemptRecorded> = this.guarded('attemptRecorded');
+  readonly deliveryCancelled: Observable<DeliveryCancelled> = this.guarded('deliveryCancelled');
+  readonly schedulerTickFinished: Observable<SchedulerTickFinished> = this.guarded('schedulerTickFinished');
+  readonly circuitOpened: Observable<CircuitOpened> = this.guarded('circuitOpened');
+  readonly deliveriesParked: Observable<DeliveriesParked> = this.guarded('deliveriesParked');
+  readonly testSendFinished: Observable<TestSendFinished> = this.guarded('testSendFinished');
+
+  private guarded<K extends keyof DeliveryFacts>(name: K): Observable<DeliveryFacts[K]> {
+    const subject = this.subjects[name];
+    return new GuardedStream(`DeliveryEvents.${name}`, this.logger, (subscriber) => subject.subscribe(subscriber));
+  }
 
   /** @internal Publishes a fact to the subscribers of its stream. */
   emit<K extends keyof DeliveryFacts>(name: K, fact: DeliveryFacts[K]): void {

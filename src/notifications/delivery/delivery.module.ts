@@ -21,6 +21,13 @@ import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
 import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher';
 
+/**
+ * WebhookPublisher and DeliveryEvents again, under tokens only NotificationsModule uses: it provides them to hosts from
+ * these (Nest re-exports whole modules only, and this module's other exports are internal).
+ */
+export const HOST_FACING_PUBLISHER = Symbol('WebhookPublisher for hosts');
+export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
+
 @Module({
   imports: [
     TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]),
@@ -50,7 +57,9 @@ import { WebhookPublisher } from './webhook-publisher';
     DeliveriesService,
     WebhookPublisher,
     InternalTokenGuard,
+    { provide: HOST_FACING_PUBLISHER, useExisting: WebhookPublisher },
+    { provide: HOST_FACING_DELIVERY_EVENTS, useExisting: DeliveryEvents },
   ],
-  exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule],
+  exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule, HOST_FACING_PUBLISHER, HOST_FACING_DELIVERY_EVENTS],
 })
 export class DeliveryModule {}

@@ -35,6 +35,8 @@ interface ValidEvent {
  * enabled for its type becomes one outbox delivery, committed before any request is made.
  * Concurrent publish calls are group-committed: one targets lookup and one transaction for all the
  * calls that arrive while the previous group commits, so a burst costs a few transactions, not one each.
+ *
+ * @publicApi
  */
 @Injectable()
 export class WebhookPublisher {

@@ -32,6 +32,8 @@ const NAMES = {
 /**
  * The `webhook_*` Prometheus metrics, fed by {@link DeliveryEvents}; queue depth is counted from the
  * database at scrape time. Registered on `metricsRegistry` if given, else on {@link registry} of its own.
+ *
+ * @publicApi
  */
 @Injectable()
 export class NotificationsMetrics implements OnApplicationShutdown {

@@ -19,6 +19,8 @@ export interface RetentionReport {
 /**
  * Deletes finished deliveries once they are older than the configured retention (by last update):
  * DELIVERED and CANCELLED after 30 days, FAILED after 90 by default, with their attempts and events.
+ *
+ * @publicApi
  */
 @Injectable()
 export class RetentionService {

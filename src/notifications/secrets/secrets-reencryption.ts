@@ -33,6 +33,8 @@ export const REENCRYPTION_BATCH_SIZE = 500;
  * Re-seals every signing secret with the newest encryption key, in batches, so older keys can be
  * retired. Idempotent, and safe while the service runs: a row is only written if it is still what was
  * read, so a secret rotated meanwhile is never overwritten with its old value.
+ *
+ * @publicApi
  */
 @Injectable()
 export class SecretsReencryption {

@@ -8,6 +8,9 @@ import { SecretsService } from './secrets.service';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
+/** SecretsReencryption again, under a token only NotificationsModule uses to provide it to hosts (SecretsService stays inside). */
+export const HOST_FACING_REENCRYPTION = Symbol('SecretsReencryption for hosts');
+
 @Module({
   imports: [TypeOrmModule.forFeature([WebhookSigningSecret])],
   providers: [
@@ -19,7 +22,8 @@ import { WebhookSigningSecretRepository } from './webhook-signing-secret.reposit
       inject: [NOTIFICATIONS_OPTIONS],
       useFactory: (options: NotificationsModuleOptions) => new SecretCipher(options.encryptionKeys),
     },
+    { provide: HOST_FACING_REENCRYPTION, useExisting: SecretsReencryption },
   ],
-  exports: [SecretsService, SecretsReencryption],
+  exports: [SecretsService, SecretsReencryption, HOST_FACING_REENCRYPTION],
 })
 export class SecretsModule {}
