@@ -8,6 +8,7 @@ import { PreferencesModule } from '../preferences/preferences.module';
 import { UrlGuardModule } from '../url-guard/url-guard.module';
 import { WebhookUrlGuard } from '../url-guard/url-guard';
 import { DeliveriesController } from './deliveries.controller';
+import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveryLogService } from './delivery-log.service';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
@@ -50,6 +51,7 @@ import { WebhookPublisher } from './webhook-publisher';
     DeliveryLogService,
     WebhookPublisher,
     InternalTokenGuard,
+    DeliveryActivityLogger,
   ],
   exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule],
 })
