@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty } from '../../common/openapi-decorators';
 import { IsEnum } from 'class-validator';
 import { EventType } from '../../catalog/event-catalog';
 
