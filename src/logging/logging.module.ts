@@ -2,13 +2,12 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import type { LogLevel } from '../config/environment-variables';
-import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { httpLoggerOptions } from './http-logger-options';
 
 /**
  * JSON logs of the standalone service (nestjs-pino): request logs from pino-http, and Nest's own
- * `Logger` once `configureApp` calls `app.useLogger`, delivery activity from `DeliveryEvents`.
- * Writes to stdout unless given a destination. Needs NotificationsModule (for `DeliveryEvents`).
+ * `Logger` once `configureApp` calls `app.useLogger` (NotificationsModule's delivery activity among them).
+ * Writes to stdout unless given a destination.
  */
 @Module({})
 export class LoggingModule {
@@ -17,7 +16,6 @@ export class LoggingModule {
     return {
       module: LoggingModule,
       imports: [LoggerModule.forRoot({ pinoHttp: destination ? [options, destination] : options })],
-      providers: [DeliveryActivityLogger],
     };
   }
 }

@@ -81,6 +81,12 @@ export interface NotificationsModuleOptions {
    * delivered anyway (at least once). Calls to `WebhookPublisher` from the host's own code have no deadline.
    */
   readonly publishTimeoutMs?: number;
+  /**
+   * One log line per delivery attempt (warn when it failed, debug when delivered), cancellation and busy scheduler
+   * run, through Nest's `Logger` (context `WebhookDelivery`, so your app's logger). Ids, outcome and timing only,
+   * never URLs, headers, bodies or secrets. Default true; `false` turns them off.
+   */
+  readonly deliveryLogs?: boolean;
 }
 
 /** Ages are counted from a delivery's last update (its final attempt or cancellation). */

@@ -3,11 +3,11 @@ import type { ModuleMetadata } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import { signUserToken } from '../notifications/auth/jwt-user-resolver';
 import { NotificationsModule } from '../notifications/notifications.module';
 import type { NotificationsModuleOptions } from '../notifications/notifications-options.interface';
-import { NOTIFICATIONS_MIGRATIONS } from '../notifications/notifications.schema';
+import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../notifications/notifications.schema';
 import { attachNotificationsTestKit, type NotificationsTestKit } from './notifications-test-kit';
 import { notificationsTestOptions } from './notifications-test-options';
 import { TestClock } from './test-clock';
@@ -25,10 +25,15 @@ export interface BootTestNotificationsOptions {
   readonly module?: Partial<NotificationsModuleOptions>;
   /**
    * The DataSource, by default SQLite in memory. The kit adds `autoLoadEntities`, the module's migrations and
-   * `migrationsRun`, e.g. `{ type: 'mysql', url: 'mysql://root@127.0.0.1:3306/test', timezone: 'Z' }`.
+   * `migrationsRun`, e.g. `{ type: 'mysql', url: 'mysql://root@127.0.0.1:3306/test', timezone: 'Z' }`. Give your own
+   * `migrations` here to test your tables as production creates them.
    */
   readonly database?: DataSourceOptions;
-  /** Your own modules, booted next to NotificationsModule; they can inject `WebhookPublisher` and the other exports. */
+  /**
+   * Your own modules, booted next to NotificationsModule; they can inject `WebhookPublisher` and the other exports.
+   * On the default in-memory database the tables of their entities (`TypeOrmModule.forFeature`) are created as
+   * `synchronize` would; the module's own come from its migrations.
+   */
   readonly imports?: ModuleMetadata['imports'];
 }
 
@@ -41,6 +46,26 @@ export interface TestNotifications extends NotificationsTestKit {
 }
 
 const IN_MEMORY_SQLITE: DataSourceOptions = { type: 'better-sqlite3', database: ':memory:' };
+
+/**
+ * The kit's in-memory DataSource: the module's tables from its migrations, then the host entities' tables with the
+ * statements `synchronize` would run on an empty database (computed on a scratch in-memory database that has only them,
+ * so the module's tables stay exactly as the migrations made them).
+ */
+async function withHostTables(options?: DataSourceOptions): Promise<DataSource> {
+  const dataSource = await new DataSource(options ?? IN_MEMORY_SQLITE).initialize();
+  const moduleEntities = new Set<unknown>(NOTIFICATIONS_ENTITIES);
+  const hostEntities = (Array.isArray(options?.entities) ? options.entities : []).filter((entity) => !moduleEntities.has(entity));
+  if (hostEntities.length === 0) return dataSource;
+  const scratch = await new DataSource({ ...IN_MEMORY_SQLITE, entities: hostEntities }).initialize();
+  try {
+    const { upQueries } = await scratch.driver.createSchemaBuilder().log();
+    for (const { query, parameters } of upQueries) await dataSource.query(query, parameters);
+  } finally {
+    await scratch.destroy();
+  }
+  return dataSource;
+}
 
 /**
  * Boots NotificationsModule in one call: TypeORM (in-memory SQLite unless `database` says otherwise) with the
@@ -62,7 +87,10 @@ export async function bootTestNotifications(options: BootTestNotificationsOption
     const app = await NestFactory.create(
       {
         imports: [
-          TypeOrmModule.forRoot({ ...database, autoLoadEntities: true, migrations, migrationsRun: true, synchronize: false }),
+          TypeOrmModule.forRootAsync({
+            useFactory: () => ({ ...database, autoLoadEntities: true, migrations, migrationsRun: true, synchronize: false }),
+            dataSourceFactory: options.database ? undefined : withHostTables,
+          }),
           ScheduleModule.forRoot(),
           NotificationsModule.forRoot(moduleOptions),
           ...(options.imports ?? []),

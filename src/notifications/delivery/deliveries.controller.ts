@@ -8,7 +8,7 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
-} from '@nestjs/swagger';
+} from '../common/openapi-decorators';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';

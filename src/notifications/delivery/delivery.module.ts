@@ -8,6 +8,7 @@ import { PreferencesModule } from '../preferences/preferences.module';
 import { UrlPolicyModule } from '../url-policy/url-policy.module';
 import { WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
 import { DeliveriesController } from './deliveries.controller';
+import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
@@ -59,6 +60,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     InternalTokenGuard,
     { provide: HOST_FACING_PUBLISHER, useExisting: WebhookPublisher },
     { provide: HOST_FACING_DELIVERY_EVENTS, useExisting: DeliveryEvents },
+    DeliveryActivityLogger,
   ],
   exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule, HOST_FACING_PUBLISHER, HOST_FACING_DELIVERY_EVENTS],
 })

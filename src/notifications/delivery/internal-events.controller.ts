@@ -10,7 +10,7 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
   getSchemaPath,
-} from '@nestjs/swagger';
+} from '../common/openapi-decorators';
 import { ApiErrorResponses, RETRY_AFTER_HEADER } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { isDatabaseUnavailable } from '../common/database-errors';

@@ -1,5 +1,5 @@
 import { Body, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '../common/openapi-decorators';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';

@@ -1,5 +1,5 @@
 import { applyDecorators, Controller, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import { ApiBearerAuth } from '@nestjs/swagger';
+import { ApiBearerAuth } from '../common/openapi-decorators';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { JsonBodyGuard } from '../common/json-body.guard';

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';

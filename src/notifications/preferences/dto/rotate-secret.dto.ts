@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty } from '../../common/openapi-decorators';
 import { IsIn } from 'class-validator';
 import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
 import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
