@@ -6,14 +6,15 @@ const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
  * SIGTERM or SIGINT closes the app (readiness 503, the delivery drain, then HTTP and the database) and exits 0,
  * logging what it does. Unlike Nest's `enableShutdownHooks`, which re-raises the signal once closed, the process
  * ends with `process.exit`, so the JSON logger's buffered lines (the drain's among them) are flushed first.
- * A second signal while closing exits at once, with code 1.
+ * A repeated signal changes nothing: Ctrl-C under `npm start` delivers SIGINT twice (from the terminal, and
+ * forwarded by npm), and the drain is bounded anyway (`SHUTDOWN_READINESS_DELAY_MS` plus the drain deadline).
  */
 export function closeOnSignals(app: INestApplication, logger: LoggerService): void {
   let closing = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (closing) {
-      logger.warn(`Received ${signal} again while stopping; exiting now without waiting for the drain`, 'Shutdown');
-      process.exit(1);
+      logger.log(`Received ${signal} again; already stopping`, 'Shutdown');
+      return;
     }
     closing = true;
     logger.log(`Received ${signal}; stopping: readiness 503, then draining the deliveries in flight`, 'Shutdown');

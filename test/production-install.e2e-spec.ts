@@ -37,7 +37,7 @@ describe('production install: built, pruned to production dependencies, run with
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('has no dev dependency left', () => {
-    for (const devOnly of ['@nestjs/cli', '@nestjs/testing', 'ts-node', 'vitest'])
+    for (const devOnly of ['@nestjs/cli', '@nestjs/testing', 'eslint', 'vitest'])
       expect(existsSync(join(dir, 'node_modules', devOnly)), devOnly).toBe(false);
   });
 
@@ -77,6 +77,17 @@ describe('production install: built, pruned to production dependencies, run with
         () => 'refused',
       ),
     ).toBe('refused');
+  });
+
+  it('Ctrl-C under `npm start` (SIGINT to npm and node, and forwarded by npm) drains once and exits 0', async () => {
+    const npmStart: ServiceCommand = { cwd: dir, command: 'npm', args: ['start', '--ignore-scripts'], processGroup: true };
+    const service = await startServiceProcess({ ...PRODUCTION, DB_PATH: join(dir, 'data', 'ctrl-c.sqlite') }, npmStart);
+    process.kill(-service.child.pid!, 'SIGINT');
+    const exit = await service.exited;
+
+    expect(exit, service.output()).toEqual({ code: 0, signal: null });
+    expect(service.output().match(/"msg":"Received SIGINT; stopping/g)).toHaveLength(1);
+    expect(service.output()).toMatch(/"msg":"Stopped in \d+ ms"/);
   });
 });
 

@@ -21,6 +21,8 @@ export interface ServiceCommand {
   readonly cwd: string;
   readonly command: string;
   readonly args: readonly string[];
+  /** In a process group of its own, as a shell runs a foreground job: `process.kill(-pid, 'SIGINT')` is Ctrl-C. */
+  readonly processGroup?: boolean;
 }
 
 const FROM_SOURCE: ServiceCommand = {
@@ -81,6 +83,7 @@ function spawnService(how: ServiceCommand, env: Record<string, string>): ChildPr
     cwd: how.cwd,
     env: { PATH: process.env.PATH, TS_NODE_PROJECT: resolve(ROOT, 'tsconfig.json'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: how.processGroup ?? false,
   });
 }
 
