@@ -9,7 +9,7 @@ import { type AppConfig, loadAppConfig } from './config/load-app-config';
 import { webhookTrustSummary } from './config/webhook-trust';
 import { DEFAULT_MYSQL_TUNING } from './database/database-options';
 import { DatabaseNotReadyError, preflightMysql } from './database/mysql-preflight';
-import { serviceLogger } from './logging/service-logger';
+import { exitAfterLogs, serviceLogger } from './logging/service-logger';
 import { closeOnSignals } from './shutdown-on-signals';
 
 function configOrExit(): AppConfig {
@@ -29,10 +29,7 @@ async function bootstrap(): Promise<void> {
   const logger = serviceLogger(config.logLevel ?? LogLevel.info);
   Logger.overrideLogger(logger);
   Logger.flush();
-  if (!(await databaseReady(config))) {
-    process.exitCode = 1;
-    return;
-  }
+  if (!(await databaseReady(config))) await exitAfterLogs(1);
   // Nest's start-up logs wait for the logger with request context that configureApp installs; a failed start is logged by `logger`.
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), {
     bodyParser: false,
@@ -82,5 +79,5 @@ function logWebhookTrust(config: AppConfig): void {
 
 bootstrap().catch((error: unknown) => {
   new Logger('Bootstrap').fatal(`Start failed: ${(error as Error).message}`);
-  process.exit(1);
+  return exitAfterLogs(1);
 });

@@ -1,11 +1,12 @@
 import type { INestApplication, LoggerService } from '@nestjs/common';
+import { exitAfterLogs } from './logging/service-logger';
 
 const SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 /**
  * SIGTERM or SIGINT closes the app (readiness 503, the delivery drain, then HTTP and the database) and exits 0,
  * logging what it does. Unlike Nest's `enableShutdownHooks`, which re-raises the signal once closed, the process
- * ends with `process.exit`, so the JSON logger's buffered lines (the drain's among them) are flushed first.
+ * ends with `exitAfterLogs`, so the JSON logger's buffered lines (the drain's among them) are written first.
  * A repeated signal changes nothing: Ctrl-C under `npm start` delivers SIGINT twice (from the terminal, and
  * forwarded by npm), and the drain is bounded anyway (`SHUTDOWN_READINESS_DELAY_MS` plus the drain deadline).
  */
@@ -22,11 +23,11 @@ export function closeOnSignals(app: INestApplication, logger: LoggerService): vo
     app.close().then(
       () => {
         logger.log(`Stopped in ${Math.round(performance.now() - started)} ms`, 'Shutdown');
-        process.exit(0);
+        return exitAfterLogs(0);
       },
       (error: unknown) => {
         logger.error(`Stopping failed: ${(error as Error).stack ?? String(error)}`, undefined, 'Shutdown');
-        process.exit(1);
+        return exitAfterLogs(1);
       },
     );
   };

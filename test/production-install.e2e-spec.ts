@@ -56,6 +56,15 @@ describe('production install: built, pruned to production dependencies, run with
     expect(messages.at(-1)).toMatch(/^Stopped in \d+ ms$/);
   });
 
+  it('stops on SIGTERM when nobody reads its stdout any more (the log lines fail with EPIPE)', async () => {
+    const node: ServiceCommand = { cwd: dir, command: process.execPath, args: ['dist/main.js'] };
+    const service = await startServiceProcess({ ...PRODUCTION, DB_PATH: join(dir, 'data', 'no-reader.sqlite') }, node);
+    service.child.stdout!.destroy();
+    service.child.kill('SIGTERM');
+
+    expect(await service.exited).toEqual({ code: 0, signal: null }); // it hung, retrying the write, before
+  });
+
   it('`npm start` passes SIGTERM on to node, which drains and exits before npm does: no orphan left serving', async () => {
     const npmStart: ServiceCommand = { cwd: dir, command: 'npm', args: ['start', '--ignore-scripts'] }; // no prestart build: dist/ is built
     const service = await startServiceProcess({ ...PRODUCTION, DB_PATH: join(dir, 'data', 'npm-start.sqlite') }, npmStart);
