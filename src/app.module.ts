@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import { LogLevel } from './config/environment-variables';
 import type { AppConfig } from './config/load-app-config';
 import { databaseOptions } from './database/database-options';
+import { MigrationLogger } from './database/migration-logger';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsEndpointModule } from './metrics-endpoint/metrics-endpoint.module';
@@ -28,7 +29,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         LoggingModule.forRoot(config.logLevel ?? LogLevel.info, logDestination),
-        TypeOrmModule.forRoot(databaseOptions(config.database)),
+        TypeOrmModule.forRoot({ ...databaseOptions(config.database), logger: new MigrationLogger() }),
         ScheduleModule.forRoot(),
         NotificationsModule.forRootAsync({
           useFactory: (): NotificationsModuleOptions => ({

@@ -14,7 +14,6 @@ export function configureApp(app: NestExpressApplication, http: { readonly corsO
   app.useBodyParser('json', { limit: JSON_BODY_LIMIT });
   app.useGlobalFilters(new ApiExceptionFilter());
   app.disable('x-powered-by');
-  app.enableShutdownHooks();
   SwaggerModule.setup('api/docs', app, () => buildOpenApiDocument(app), { jsonDocumentUrl: 'api/docs-json' });
   return app;
 }

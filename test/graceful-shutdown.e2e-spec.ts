@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startTestReceiver, type TestReceiver } from '@funding/notification-webhooks/testing';
 import Database from 'better-sqlite3';
 import { signUserToken } from '../src/notifications/auth/jwt-user-resolver';
-import { startServiceProcess, type ServiceProcess } from './support/service-process';
+import { jsonLogLines, startServiceProcess, type ServiceProcess } from './support/service-process';
 
 const JWT_SECRET = 'shutdown-test-jwt-secret-0123456789abcdef';
 const INTERNAL_TOKEN = 'shutdown-test-internal-token-0123456789abcdef';
@@ -67,7 +67,17 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
     service.child.kill('SIGTERM');
     const exit = await service.exited;
 
-    expect(exit.signal === 'SIGTERM' || exit.code === 0, service.output()).toBe(true);
+    expect(exit, service.output()).toEqual({ code: 0, signal: null });
+    const shutdown = jsonLogLines(service.output())
+      .filter((line) => line.context === 'Shutdown' || line.msg.startsWith('Shutdown:'))
+      .map((line) => line.msg);
+    expect(shutdown).toEqual([
+      'Received SIGTERM; stopping: readiness 503, then draining the deliveries in flight',
+      `Shutdown: draining ${CONCURRENCY} attempt(s) in flight (waiting at most 10000 ms)`,
+      `Shutdown: released ${EVENTS - CONCURRENCY} deliveries for other instances`,
+      expect.stringMatching(new RegExp(`^Shutdown: drained; ${CONCURRENCY} attempt\\(s\\) finished and recorded in \\d+ ms$`)),
+      expect.stringMatching(/^Stopped in \d+ ms$/),
+    ]);
     expect(receiver.requests).toHaveLength(CONCURRENCY);
     const db = new Database(join(dir, 'notifications.sqlite'), { readonly: true });
     const rows = db.prepare('SELECT status, attempt_count AS attempts, locked_by AS lockedBy FROM webhook_deliveries').all() as {

@@ -23,6 +23,7 @@ async function boot() {
   const config = loadAppConfig(process.env);
   const app = await NestFactory.create(AppModule.forConfig(config), { bodyParser: false, logger: ['error', 'warn'] });
   configureApp(app as never);
+  app.enableShutdownHooks(); // SIGTERM closes the app, as it did when configureApp enabled the hooks (main.ts has its own handler now)
   await app.listen(config.port, '127.0.0.1');
   return app;
 }

@@ -16,13 +16,24 @@ export interface ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/** How to run the service: by default `src/main.ts` through ts-node, in the repository. */
+export interface ServiceCommand {
+  readonly cwd: string;
+  readonly command: string;
+  readonly args: readonly string[];
+  /** In a process group of its own, as a shell runs a foreground job: `process.kill(-pid, 'SIGINT')` is Ctrl-C. */
+  readonly processGroup?: boolean;
+}
+
+const FROM_SOURCE: ServiceCommand = {
+  cwd: ROOT,
+  command: process.execPath,
+  args: ['-r', 'ts-node/register/transpile-only', 'src/main.ts'],
+};
+
+export async function startServiceProcess(env: Record<string, string>, how: ServiceCommand = FROM_SOURCE): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, TS_NODE_PROJECT: resolve(ROOT, 'tsconfig.json'), PORT: String(port), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnService(how, { PORT: String(port), ...env });
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -34,6 +45,46 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
     () => output,
   );
   return { baseUrl, child, output: () => output, exited };
+}
+
+/** Runs the service until it exits by itself (a start that must fail): exit code, stdout, stderr and how long it took. */
+export async function runServiceUntilExit(
+  env: Record<string, string>,
+  how: ServiceCommand = FROM_SOURCE,
+): Promise<{ code: number | null; stdout: string; stderr: string; durationMs: number }> {
+  const started = performance.now();
+  const child = spawnService(how, { PORT: String(await freePort()), ...env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
+  return { code, stdout, stderr, durationMs: performance.now() - started };
+}
+
+/** The JSON log lines of an output; fails naming the first line that is not JSON. */
+export function jsonLogLines(output: string): { level: number; context?: string; msg: string }[] {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { level: number; context?: string; msg: string };
+      } catch {
+        throw new Error(`not a JSON log line: ${JSON.stringify(line)}\n${output}`);
+      }
+    });
+}
+
+function spawnService(how: ServiceCommand, env: Record<string, string>): ChildProcess {
+  return spawn(how.command, how.args, {
+    cwd: how.cwd,
+    env: { PATH: process.env.PATH, TS_NODE_PROJECT: resolve(ROOT, 'tsconfig.json'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: how.processGroup ?? false,
+  });
 }
 
 async function waitUntilListening(baseUrl: string, hasExited: () => boolean, output: () => string): Promise<void> {

@@ -148,10 +148,15 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     this.stopping = true;
     if (this.probeTimer) clearTimeout(this.probeTimer.timer);
     const unstarted = this.queues.takeQueued();
+    const inFlight = this.queues.inFlight;
+    this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
     await this.outbox.release(unstarted.map((job) => job.claim));
     if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
+    const started = performance.now();
     const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);
-    if (!finished) this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
+    if (finished)
+      this.logger.log(`Shutdown: drained; ${inFlight} attempt(s) finished and recorded in ${Math.round(performance.now() - started)} ms`);
+    else this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
   }
 
   async onApplicationShutdown(): Promise<void> {
