@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { jsonLogLines, type ServiceCommand, startServiceProcess } from './support/service-process';
@@ -19,7 +19,7 @@ function run(command: string, args: string[], cwd: string): void {
 
 /**
  * The production path of docs/operations.md in a copy of the repository: build with the dev dependencies, then
- * `npm prune --omit=dev` and run `node dist/main.js` with only the production dependencies installed.
+ * `npm run prune:production` and run `node dist/main.js` with only the production dependencies installed.
  * The build is `tsc -p tsconfig.build.json` into the copy (what `nest build` runs; nest-cli.json adds no assets or
  * plugins); node_modules is copied as hard links, so pruning the copy is fast and leaves the repository's alone.
  */
@@ -29,10 +29,12 @@ describe('production install: built, pruned to production dependencies, run with
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'nw-production-'));
     run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', join(dir, 'dist')], ROOT);
-    for (const file of ['package.json', 'package-lock.json']) copyFileSync(join(ROOT, file), join(dir, file));
+    mkdirSync(join(dir, 'src', 'scripts'), { recursive: true });
+    for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'src/scripts/prune-production.ts'])
+      copyFileSync(join(ROOT, file), join(dir, file));
     run('cp', ['-al', join(ROOT, 'node_modules'), join(dir, 'node_modules')], ROOT);
     rmSync(join(dir, 'node_modules', '.package-lock.json')); // npm would rewrite it in place, through the hard link
-    run('npm', ['prune', '--omit=dev', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], dir);
+    run('npm', ['run', '-s', 'prune:production', '--', '--offline'], dir);
   }, 240_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
