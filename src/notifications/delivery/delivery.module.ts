@@ -10,6 +10,7 @@ import { WebhookUrlGuard } from '../url-guard/url-guard';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveryLogService } from './delivery-log.service';
+import { AfterCommit } from './engine/after-commit';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
@@ -46,6 +47,7 @@ import { WebhookPublisher } from './webhook-publisher';
     },
     DeliveryEvents,
     DeliveryOutboxRepository,
+    AfterCommit,
     OutboxEngine,
     DeliveryLogService,
     WebhookPublisher,

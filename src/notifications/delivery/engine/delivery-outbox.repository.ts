@@ -102,15 +102,7 @@ export class DeliveryOutboxRepository {
   /** Commits events and one delivery per event, each placed as `placeOf` says, and returns the deliveries leased to `lease.token`. */
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
-    await this.dataSource.transaction(async (manager) => {
-      await insertRows(
-        manager,
-        'webhook_events',
-        ['id', 'user_id', 'type', 'body', 'created_at'],
-        events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
-      );
-      await insertDeliveries(manager, events, placeOf, lease);
-    });
+    await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
     // Only the new ids are read back: the rest is known already.
     const rows: { id: number | string; event_id: string }[] = await this.dataSource.query(
@@ -131,6 +123,30 @@ export class DeliveryOutboxRepository {
         body: event.body,
       };
     });
+  }
+
+  /**
+   * Inserts events and their deliveries through the caller's transaction (`manager`), placed as `placeOf` says; they
+   * commit or roll back with it. Read the leased ones back with {@link leasedWith} once it has committed.
+   */
+  async enqueueWithin(
+    manager: EntityManager,
+    events: readonly NewEvent[],
+    placeOf: (event: NewEvent) => Placement,
+    lease: Lease,
+  ): Promise<void> {
+    if (events.length > 0) await insertEvents(manager, events, placeOf, lease);
+  }
+
+  /** The deliveries still leased with `lease`, with their bodies (none when the transaction that inserted them rolled back). */
+  leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
+    return this.claimedBy(lease);
+  }
+
+  /** Whether any delivery is due now and free: a cheap look (one index row) before a claim. */
+  async anyDue(now: number): Promise<boolean> {
+    const rows = await this.due(this.dataSource.manager, now).select('d.id', 'id').limit(1).getRawMany();
+    return rows.length > 0;
   }
 
   /** Starts a new attempt cycle for an existing event (manual redelivery); none when the event is gone (retention removed it meanwhile). */
@@ -435,6 +451,22 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
     `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL, waiting_reason = NULL ` +
     `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
   return [sql, params];
+}
+
+/** The events and one delivery each, through `manager` (a transaction). */
+async function insertEvents(
+  manager: EntityManager,
+  events: readonly NewEvent[],
+  placeOf: (event: NewEvent) => Placement,
+  lease: Lease,
+): Promise<void> {
+  await insertRows(
+    manager,
+    'webhook_events',
+    ['id', 'user_id', 'type', 'body', 'created_at'],
+    events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
+  );
+  await insertDeliveries(manager, events, placeOf, lease);
 }
 
 /** New deliveries of these events, placed as `placeOf` says: leased to `lease.token`, due now, or parked. */
