@@ -86,6 +86,14 @@ export interface DeliveryPage {
   readonly status?: DeliveryStatus;
 }
 
+/** The user's FAILED deliveries to recover: last updated from `since` to `until` (epoch ms), of one type or all. */
+export interface RecoveryWindow {
+  readonly userId: number;
+  readonly since: number;
+  readonly until: number;
+  readonly type?: EventType;
+}
+
 const INSERT_CHUNK = 500;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
@@ -147,6 +155,34 @@ export class DeliveryOutboxRepository {
   async anyDue(now: number): Promise<boolean> {
     const rows = await this.due(this.dataSource.manager, now).select('d.id', 'id').limit(1).getRawMany();
     return rows.length > 0;
+  }
+
+  /**
+   * A new attempt cycle for each of the user's deliveries that ended FAILED in `window` (by their last update) and are
+   * still their event's latest delivery (so calling again queues nothing twice), oldest first, at most `limit`. The new
+   * deliveries wait as `placeOf` says (their position in the list given). Returns how many were queued.
+   */
+  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+    return shortTransaction(this.dataSource, async (manager) => {
+      const query = manager
+        .createQueryBuilder(WebhookDelivery, 'd')
+        .select('d.eventId', 'id')
+        .addSelect('d.userId', 'userId')
+        .addSelect('d.type', 'type')
+        .where('d.userId = :userId AND d.status = :failed', { userId: window.userId, failed: DeliveryStatus.FAILED })
+        .andWhere('d.updatedAt >= :since AND d.updatedAt <= :until', { since: window.since, until: window.until })
+        .andWhere('NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.event_id = d.event_id AND later.id > d.id)')
+        .orderBy('d.updatedAt', 'ASC')
+        .limit(limit);
+      if (window.type) query.andWhere('d.type = :type', { type: window.type });
+      // Two recoveries at once: the second waits for the first's rows, then sees its new deliveries and skips them.
+      if (isMySql(this.dataSource)) query.setLock('pessimistic_write');
+      const rows = await query.getRawMany<{ id: string; userId: number | string; type: EventType }>();
+      const events = rows.map((row) => ({ id: row.id, userId: Number(row.userId), type: row.type }));
+      const index = new Map(events.map((event, i) => [event.id, i]));
+      await insertDeliveries(manager, events, (event) => placeOf(index.get(event.id)!), lease);
+      return events.length;
+    });
   }
 
   /** Starts a new attempt cycle for an existing event (manual redelivery); none when the event is gone (retention removed it meanwhile). */

@@ -31,6 +31,7 @@ import {
   type Placement,
   type PurgedBatch,
   type QueueDepth,
+  type RecoveryWindow,
 } from './delivery-outbox.repository';
 import { type CircuitOpened, type EndpointKey, EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 
@@ -73,6 +74,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   private readonly delivers: boolean;
   /** In a `worker` process: looks for due deliveries every second, so what `api` processes publish starts at once. */
   private pollTimer: NodeJS.Timeout | null = null;
+  private pollingUntil = 0;
 
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
@@ -136,6 +138,23 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   /**
+   * A new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes, as redeliver),
+   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: they become due at
+   * {@link RECOVER_PER_SECOND} a second, and claims give them no more than a user's share, while new events are leased
+   * at once. This process looks for due work every second until the last of them is due.
+   */
+  async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {
+    const lease = this.lease();
+    const placeOf = (index: number): Placement => {
+      const at = lease.now + Math.floor(index / RECOVER_PER_SECOND) * 1000;
+      return { parkUntil: at, reason: `recovery: queued behind live traffic, due at ${new Date(at).toISOString()}` };
+    };
+    const queued = await this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease);
+    if (queued > 0 && this.delivers) this.pollUntil(lease.now + Math.ceil(queued / RECOVER_PER_SECOND) * 1000);
+    return { queued, more: queued === RECOVER_LIMIT };
+  }
+
+  /**
    * Claims what is due, as much as this instance can hold, and starts it; resolves with how many were claimed. Keeps
    * claiming while due work remains and there is room; what does not fit is claimed as soon as capacity frees. A call
    * during a drain joins it.
@@ -178,14 +197,27 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   onApplicationBootstrap(): void {
-    if (this.settings.role !== 'worker') return;
-    this.pollTimer = setInterval(() => void this.track(this.drainIfDue()), POLL_INTERVAL_MS);
+    if (this.settings.role === 'worker') this.pollUntil(Number.POSITIVE_INFINITY);
+  }
+
+  /** Looks for due work every second until `until` (a worker: always). */
+  private pollUntil(until: number): void {
+    this.pollingUntil = Math.max(this.pollingUntil, until);
+    if (this.pollTimer || this.stopping) return;
+    this.pollTimer = setInterval(() => {
+      if (this.clock.now() > this.pollingUntil + POLL_INTERVAL_MS && this.pollTimer) {
+        clearInterval(this.pollTimer);
+        this.pollTimer = null;
+      }
+      void this.track(this.drainIfDue());
+    }, POLL_INTERVAL_MS);
     this.pollTimer.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = null;
     if (this.probeTimer) clearTimeout(this.probeTimer.timer);
     const unstarted = this.queues.takeQueued();
     await this.outbox.release(unstarted.map((job) => job.claim));
@@ -461,6 +493,10 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 const HELD_PER_SLOT = 16;
 /** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
 const HELD_PER_ENDPOINT_SLOT = 4;
+/** Recovered deliveries that become due per second, per recover call: live traffic keeps the room it needs. */
+export const RECOVER_PER_SECOND = 100;
+/** Deliveries one recover call queues at most; a later call queues the rest (those already recovered are skipped). */
+export const RECOVER_LIMIT = 10_000;
 /** How often a `worker` process looks for due deliveries (what `api` processes stored, expired leases). */
 const POLL_INTERVAL_MS = 1_000;
 /** Weight of the latest attempt in the moving average of attempt durations. */
