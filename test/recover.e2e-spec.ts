@@ -1,3 +1,4 @@
+import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { RETRY_DELAYS_MS } from '../src/notifications/delivery/retry-policy';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
@@ -25,13 +26,18 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
   const deliveries = async (as = userId) => (await t.http().get(DELIVERIES).set('Authorization', t.bearer(as)).expect(200)).body.data;
   const event = (type: string, title: string, as = userId) => ({ userId: as, type, severity: 'INFO', title, body: 'x' });
 
+  const pendingOf = (as: number) => t.dataSource.getRepository(WebhookDelivery).findBy({ userId: as, status: DeliveryStatus.PENDING });
+
   /** Publishes to a receiver that answers 500 and walks the retry schedule until every delivery ended FAILED. */
-  const failAll = async (events: object[]) => {
+  const failAll = async (events: Array<{ userId: number }>) => {
     t.receiver.respondWith({ status: 500 });
     await t.publish({ events }).expect(202);
     await t.settle();
-    for (const delay of RETRY_DELAYS_MS) {
-      t.advance(delay);
+    const users = [...new Set(events.map((e) => e.userId))];
+    const pending = async () => (await Promise.all(users.map(pendingOf))).flat().length;
+    // A scheduler run takes a fair share per user; each run here makes every remaining retry due.
+    for (let run = 0; run < 200 && (await pending()) > 0; run++) {
+      t.advance(RETRY_DELAYS_MS.at(-1)! + MINUTE);
       await t.runScheduler();
     }
     t.advance(MINUTE); // past the last attempt's end (its start on the test clock plus its real duration)
@@ -77,6 +83,23 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     const [resent] = await t.waitForDelivery({ userId });
     expect(resent.json()).toMatchObject({ title: 'late' });
     expect(t.receiver.requests).toHaveLength(1);
+  });
+
+  it('paces a large recovery behind live traffic: 100 become due per second', async () => {
+    await t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
+    const since = new Date(t.clock.now()).toISOString();
+    await failAll(Array.from({ length: 150 }, (_, i) => event('RATE_SPIKE', `bulk ${i}`)));
+    t.receiver.clear();
+
+    expect((await recover({ since }).expect(202)).body).toEqual({ queued: 150, more: false });
+    const pending = () => pendingOf(userId);
+    const dueNow = async () => (await pending()).filter((d) => d.nextAttemptAt! <= t.clock.now()).length;
+    expect((await pending())[0].waitingReason).toContain('recovery: queued behind live traffic');
+    expect(await dueNow()).toBe(100);
+    t.advance(1_000);
+    expect(await dueNow()).toBe(150);
+    for (let run = 0; run < 50 && (await pending()).length > 0; run++) await t.runScheduler();
+    expect(new Set(t.receiver.requests.map((r) => r.eventId)).size).toBe(150);
   });
 
   it.each([
