@@ -175,8 +175,7 @@ export class DeliveryOutboxRepository {
         .orderBy('d.updatedAt', 'ASC')
         .limit(limit);
       if (window.type) query.andWhere('d.type = :type', { type: window.type });
-      // Two recoveries at once: the second waits for the first's rows, then sees its new deliveries and skips them.
-      if (isMySql(this.dataSource)) query.setLock('pessimistic_write');
+      // No locking read: on MariaDB its next-key locks on the user's index range would hold up live inserts for that user.
       const rows = await query.getRawMany<{ id: string; userId: number | string; type: EventType }>();
       const events = rows.map((row) => ({ id: row.id, userId: Number(row.userId), type: row.type }));
       const index = new Map(events.map((event, i) => [event.id, i]));

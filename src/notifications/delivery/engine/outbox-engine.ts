@@ -75,6 +75,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /** In a `worker` process: looks for due deliveries every second, so what `api` processes publish starts at once. */
   private pollTimer: NodeJS.Timeout | null = null;
   private pollingUntil = 0;
+  /** Recoveries running per user (see {@link recover}). */
+  private readonly recovering = new Map<number, Promise<void>>();
 
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
@@ -149,7 +151,18 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       const at = lease.now + Math.floor(index / RECOVER_PER_SECOND) * 1000;
       return { parkUntil: at, reason: `recovery: queued behind live traffic, due at ${new Date(at).toISOString()}` };
     };
-    const queued = await this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease);
+    // One recovery per user at a time in this process, so a second call sees the first one's deliveries and skips them.
+    const previous = this.recovering.get(window.userId) ?? Promise.resolve();
+    const run = previous.then(() => this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease));
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.recovering.set(window.userId, settled);
+    void settled.then(() => {
+      if (this.recovering.get(window.userId) === settled) this.recovering.delete(window.userId);
+    });
+    const queued = await run;
     if (queued > 0 && this.delivers) this.pollUntil(lease.now + Math.ceil(queued / RECOVER_PER_SECOND) * 1000);
     return { queued, more: queued === RECOVER_LIMIT };
   }
@@ -494,7 +507,7 @@ const HELD_PER_SLOT = 16;
 /** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
 const HELD_PER_ENDPOINT_SLOT = 4;
 /** Recovered deliveries that become due per second, per recover call: live traffic keeps the room it needs. */
-export const RECOVER_PER_SECOND = 100;
+export const RECOVER_PER_SECOND = 50;
 /** Deliveries one recover call queues at most; a later call queues the rest (those already recovered are skipped). */
 export const RECOVER_LIMIT = 10_000;
 /** How often a `worker` process looks for due deliveries (what `api` processes stored, expired leases). */
