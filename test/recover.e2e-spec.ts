@@ -93,7 +93,7 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     expect(t.receiver.requests).toHaveLength(1);
   });
 
-  it('paces a large recovery behind live traffic: 50 become due per second', async () => {
+  it('paces a large recovery behind live traffic: 100 become due per second', async () => {
     await t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
     const since = new Date(t.clock.now()).toISOString();
     await failAll(Array.from({ length: 150 }, (_, i) => event('RATE_SPIKE', `bulk ${i}`)));
@@ -103,8 +103,6 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     const pending = () => pendingOf(userId);
     const dueNow = async () => (await pending()).filter((d) => d.nextAttemptAt! <= t.clock.now()).length;
     expect((await pending())[0].waitingReason).toContain('recovery: queued behind live traffic');
-    expect(await dueNow()).toBe(50);
-    t.advance(1_000);
     expect(await dueNow()).toBe(100);
     t.advance(1_000);
     expect(await dueNow()).toBe(150);

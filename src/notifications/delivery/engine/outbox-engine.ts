@@ -75,8 +75,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /** In a `worker` process: looks for due deliveries every second, so what `api` processes publish starts at once. */
   private pollTimer: NodeJS.Timeout | null = null;
   private pollingUntil = 0;
-  /** Recoveries running per user (see {@link recover}). */
-  private readonly recovering = new Map<number, Promise<void>>();
+  /** The recovery running in this process, if any (see {@link recover}), and the second its next recovered delivery falls in. */
+  private recovering: Promise<void> = Promise.resolve();
+  private recoverySlot = { at: 0, used: 0 };
 
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
@@ -141,29 +142,28 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 
   /**
    * A new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes, as redeliver),
-   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: they become due at
-   * {@link RECOVER_PER_SECOND} a second, and claims give them no more than a user's share, while new events are leased
-   * at once. This process looks for due work every second until the last of them is due.
+   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: the recoveries of this process become due
+   * {@link RECOVER_PER_SECOND} a second, all together, and claims give them no more than a user's share, while new
+   * events are leased at once. This process looks for due work every second until the last of them is due.
    */
   async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {
-    const lease = this.lease();
-    const placeOf = (index: number): Placement => {
-      const at = lease.now + Math.floor(index / RECOVER_PER_SECOND) * 1000;
-      return { parkUntil: at, reason: `recovery: queued behind live traffic, due at ${new Date(at).toISOString()}` };
-    };
-    // One recovery per user at a time in this process, so a second call sees the first one's deliveries and skips them.
-    const previous = this.recovering.get(window.userId) ?? Promise.resolve();
-    const run = previous.then(() => this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease));
-    const settled = run.then(
+    // One recovery at a time in this process: it holds one connection (live publishes keep the rest of the pool), a
+    // second call of the same user sees the first one's deliveries and skips them, and all share one pace.
+    const run = this.recovering.then(() => {
+      const lease = this.lease();
+      const slots: number[] = [];
+      const placeOf = (index: number): Placement => {
+        while (slots.length <= index) slots.push(this.nextRecoverySlot(lease.now));
+        return { parkUntil: slots[index], reason: `recovery: queued behind live traffic, due at ${new Date(slots[index]).toISOString()}` };
+      };
+      return this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease);
+    });
+    this.recovering = run.then(
       () => undefined,
       () => undefined,
     );
-    this.recovering.set(window.userId, settled);
-    void settled.then(() => {
-      if (this.recovering.get(window.userId) === settled) this.recovering.delete(window.userId);
-    });
     const queued = await run;
-    if (queued > 0 && this.delivers) this.pollUntil(lease.now + Math.ceil(queued / RECOVER_PER_SECOND) * 1000);
+    if (queued > 0 && this.delivers) this.pollUntil(this.recoverySlot.at);
     return { queued, more: queued === RECOVER_LIMIT };
   }
 
@@ -262,6 +262,14 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       }
     }
     return placements;
+  }
+
+  /** When the next recovered delivery becomes due: {@link RECOVER_PER_SECOND} per second, from now on. */
+  private nextRecoverySlot(now: number): number {
+    if (this.recoverySlot.at < now) this.recoverySlot = { at: now, used: 0 };
+    if (this.recoverySlot.used === RECOVER_PER_SECOND) this.recoverySlot = { at: this.recoverySlot.at + 1000, used: 0 };
+    this.recoverySlot.used++;
+    return this.recoverySlot.at;
   }
 
   /** After the host's commit: queues what this process leased, and claims what it had no room for. */
@@ -506,8 +514,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 const HELD_PER_SLOT = 16;
 /** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
 const HELD_PER_ENDPOINT_SLOT = 4;
-/** Recovered deliveries that become due per second, per recover call: live traffic keeps the room it needs. */
-export const RECOVER_PER_SECOND = 50;
+/** Recovered deliveries that become due per second in a process (all its recover calls together): live traffic keeps the room it needs. */
+export const RECOVER_PER_SECOND = 100;
 /** Deliveries one recover call queues at most; a later call queues the rest (those already recovered are skipped). */
 export const RECOVER_LIMIT = 10_000;
 /** How often a `worker` process looks for due deliveries (what `api` processes stored, expired leases). */
