@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation]`: the delivery benchmark of
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,recovery]`: the delivery benchmark of
 // issue 4, and the isolation scenario of issue 11. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -15,11 +15,12 @@ import { backlog } from './scenarios/backlog';
 import { measureCeiling } from './scenarios/ceiling';
 import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
+import { recovery } from './scenarios/recovery';
 import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
 
 /** The receiver's answer delay in the second scale-out series. */
 const SLOW_RECEIVER_MS = 50;
-const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation'] as const;
+const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'recovery'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const FULL: BenchSize = {
@@ -132,6 +133,12 @@ async function main(): Promise<void> {
       log(`latency: p50 ${result.publishToReceiverMs.p50} ms, p99 ${result.publishToReceiverMs.p99} ms`);
       report.latency = result;
     }
+    if (only.has('recovery')) {
+      log(`recovery: the latency scenario alone, then while 10,000 FAILED deliveries are recovered`);
+      const result = await recovery(context);
+      log(`recovery: live p99 ${result.baselineP99Ms} ms alone, ${result.withRecoveryP99Ms} ms while recovering (×${result.p99Ratio})`);
+      report.recovery = result;
+    }
     if (only.has('backlog')) {
       log(`backlog: seeding ${size.backlog} due retries, then scheduler ticks`);
       const { result, profile } = await backlog(context);
@@ -230,6 +237,10 @@ function targets(report: BenchReport): Record<string, Target> {
     }
     const duplicates = [...runs, ...slowRuns].reduce((sum, run) => sum + run.duplicates, 0);
     result.scaleOutZeroDuplicates = { duplicates, met: duplicates === 0 };
+  }
+  if (report.recovery) {
+    const { baselineP99Ms, withRecoveryP99Ms, p99Ratio, met } = report.recovery;
+    result.recoveryLiveP99AtMost2xAlone = { baselineP99Ms, withRecoveryP99Ms, ratio: p99Ratio, met };
   }
   Object.assign(result, report.isolation?.targets);
   return result;

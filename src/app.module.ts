@@ -45,6 +45,7 @@ export class AppModule {
             autoDisableAfterFailures: config.webhookAutoDisableAfter,
             delivery: config.delivery,
             publishTimeoutMs: config.publishTimeoutMs,
+            role: config.role,
             metricsRegistry: serviceMetricsRegistry(),
             ...moduleOverrides,
           }),

@@ -21,7 +21,7 @@ export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-se
 export { NotificationPreferences } from './notifications/preferences/notification-preferences';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
-export { WebhookPublisher, type PublishableEvent } from './notifications/delivery/webhook-publisher';
+export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
 export { verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
 export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';

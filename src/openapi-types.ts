@@ -128,6 +128,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/settings/notifications/webhook-deliveries/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a new cycle for every delivery that ended FAILED in a time window (same event ids and bytes)
+         * @description For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per service instance (all recover calls together); at most 10,000 per call (`more` says when to call again).
+         */
+        post: operations["recoverDeliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/settings/notifications/webhook/rotate-secret": {
         parameters: {
             query?: never;
@@ -373,6 +393,27 @@ export interface components {
             eventIds: string[];
             /** @description Webhook deliveries queued (events whose user has WEBHOOK enabled for the type). */
             queuedDeliveries: number;
+        };
+        RecoverDeliveriesDto: {
+            /**
+             * Format: date-time
+             * @description Deliveries that ended FAILED from this instant on (RFC 3339 with offset), at most 90 days before `until`.
+             * @example 2026-11-24T08:00:00Z
+             */
+            since: string;
+            /** @description Only deliveries of this type (default: all). */
+            type?: components["schemas"]["EventType"];
+            /**
+             * Format: date-time
+             * @description Up to this instant (default: now); not before `since`.
+             */
+            until?: string;
+        };
+        RecoverResultDto: {
+            /** @description True when the call stopped at its limit (10,000): call again to queue the rest. */
+            more: boolean;
+            /** @description Deliveries queued for a new cycle (same event ids and bytes). */
+            queued: number;
         };
         RotatedSecretResponseDto: {
             channel: components["schemas"]["NotificationChannel"];
@@ -950,6 +991,85 @@ export interface operations {
             };
             /** @description The delivery is still PENDING (its retry cycle is running); redeliver it once it has ended. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    recoverDeliveries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverDeliveriesDto"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverResultDto"];
+                };
+            };
+            /** @description A bad `since`/`until`/`type`, `until` before `since`, or a window over 90 days. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -458,6 +458,15 @@ function hints(t: TestAppWithKit) {
           enabled: fc.boolean(),
         }),
       ),
+    // Most schema-valid windows are refused for how since and until combine (in the future, reversed, over 90 days).
+    RecoverDeliveriesDto: (own: fc.Arbitrary<unknown>) =>
+      fc.oneof(
+        own,
+        fc.record(
+          { since: fc.constant(new Date(t.clock.now() - 3_600_000).toISOString()), type: configuredType(fc.constant('RATE_SPIKE')) },
+          { requiredKeys: ['since'] },
+        ),
+      ),
     'UpsertPreferenceDto.type': configuredType,
     'RotateSecretDto.type': configuredType,
     'TestSendDto.type': configuredType,

@@ -48,6 +48,7 @@ describe('openapi.json, as a settings screen reads it', () => {
       'listEffectivePreferences',
       'listPreferences',
       'publishEvents',
+      'recoverDeliveries',
       'redeliver',
       'rotateSigningSecret',
       'sendTestEvent',

@@ -144,6 +144,12 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     expect(redelivered.response.status).toBe(202);
     expect(redelivered.data).toMatchObject({ eventId: detail.data!.eventId, status: 'PENDING' });
 
+    // Nothing ended FAILED in the last hour: nothing to recover.
+    const since = new Date(t.clock.now() - 3_600_000).toISOString();
+    const recovered = await client.POST('/api/v1/settings/notifications/webhook-deliveries/recover', { body: { since } });
+    expect(recovered.response.status).toBe(202);
+    expect(recovered.data).toEqual({ queued: 0, more: false });
+
     const rotated = await client.POST('/api/v1/settings/notifications/webhook/rotate-secret', { body: { type: 'LOAN_EXECUTED' } });
     expect(rotated.data?.webhookSecret).toMatch(/^whsec_/);
     expect(rotated.data?.webhookSecret).not.toBe(saved.data?.webhookSecret);

@@ -2,6 +2,7 @@ import type { BacklogResult } from '../scenarios/backlog';
 import type { CeilingResult } from '../scenarios/ceiling';
 import type { IsolationResult } from '../scenarios/isolation';
 import type { LatencyResult } from '../scenarios/latency';
+import type { RecoveryResult } from '../scenarios/recovery';
 import type { ThroughputResult } from '../scenarios/throughput';
 import type { ProfileSummary } from './profile-summary';
 
@@ -20,6 +21,7 @@ export interface BenchReport {
   ceiling?: CeilingResult & { perSecondAtEnd?: number; reference?: number };
   throughput?: { readonly publisherApi: ThroughputResult; readonly internalHttp: ThroughputResult };
   latency?: LatencyResult;
+  recovery?: RecoveryResult;
   backlog?: BacklogResult;
   scaleOut?:
     | { readonly skipped: string }

@@ -52,3 +52,65 @@ export async function seedDueRetries(database: BenchDatabase, count: number, use
     await dataSource.destroy();
   }
 }
+
+/**
+ * Writes `count` deliveries that ended FAILED (6 attempts) ten minutes ago, spread over `userIds`, for the recovery
+ * scenario. Their bodies carry no `payload.t`: the receiver leaves them out of the live latency figures.
+ */
+export async function seedFailed(
+  database: BenchDatabase,
+  count: number,
+  userIds: readonly number[],
+  types: (userId: number) => string,
+): Promise<void> {
+  const { WebhookEvent, WebhookDelivery, DeliveryStatus } = library();
+  const dataSource = await openDataSource(database);
+  const failedAt = Date.now() - 10 * 60_000;
+  try {
+    for (let from = 0; from < count; from += 1000) {
+      const chunk = Array.from({ length: Math.min(1000, count - from) }, (_, i) => {
+        const userId = userIds[(from + i) % userIds.length];
+        const type = types(userId);
+        const body = JSON.stringify({
+          type,
+          severity: 'INFO',
+          title: `Failed #${from + i}`,
+          body: 'x',
+          createdAt: new Date(failedAt).toISOString(),
+          payload: {},
+          userId,
+        });
+        return { id: randomUUID(), userId, type, body };
+      });
+      const insert = (manager: EntityManager, target: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[]) =>
+        manager.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
+      await dataSource.transaction(async (manager) => {
+        await insert(
+          manager,
+          WebhookEvent,
+          chunk.map(({ id, userId, type, body }) => ({ id, userId, type: type as never, body, createdAt: failedAt - 3_600_000 })),
+        );
+        await insert(
+          manager,
+          WebhookDelivery,
+          chunk.map(({ id, userId, type }) => ({
+            eventId: id,
+            userId,
+            type: type as never,
+            status: DeliveryStatus.FAILED,
+            attemptCount: 6,
+            nextAttemptAt: null,
+            lockedBy: null,
+            lockedUntil: null,
+            lastStatusCode: 500,
+            lastError: 'HTTP 500',
+            createdAt: failedAt - 3_600_000,
+            updatedAt: failedAt,
+          })),
+        );
+      });
+    }
+  } finally {
+    await dataSource.destroy();
+  }
+}

@@ -1,6 +1,7 @@
 import { sleep, wallMs } from '../lib/clock';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
+import type { BenchDatabase } from '../lib/databases';
 import type { IpcChild } from '../lib/ipc';
 import type { PauseReport } from '../lib/service-types';
 import { startIpcService } from '../lib/services';
@@ -30,14 +31,23 @@ export interface LatencyResult extends DeliveryCheck {
   readonly warmup: { readonly seconds: number; readonly publishToReceiverMs: Percentiles };
 }
 
+/** Work run alongside the measured window (the recovery scenario): prepared after the warm-up, started with the window. */
+export interface AlongsideLoad {
+  readonly name: string;
+  /** Returns how many extra events (not measured for latency) will reach the receiver. */
+  prepare(database: BenchDatabase, serviceBase: string): Promise<number>;
+  start(serviceBase: string): Promise<unknown>;
+}
+
 /**
  * Scenario 3: one event every 1/rate s through the publisher; publish call to arrival at the receiver,
  * over `latencySeconds` after a warm-up of {@link WARMUP_SECONDS} at the same rate.
  */
-export async function latency(context: BenchContext): Promise<LatencyResult> {
+export async function latency(context: BenchContext, alongside?: AlongsideLoad): Promise<LatencyResult> {
   const { latencyRate: rate, latencySeconds: seconds, users } = context.size;
-  const database = await context.server.create('latency');
-  const service = await startIpcService({ database: database.env, caFile: context.caFile }, context.logDir, 'latency');
+  const name = alongside ? `latency-${alongside.name}` : 'latency';
+  const database = await context.server.create(name);
+  const service = await startIpcService({ database: database.env, caFile: context.caFile }, context.logDir, name);
   try {
     await context.receiver.call('setSecrets', await enableWebhooks(service.base, users, context.bases));
     await context.receiver.call('reset');
@@ -46,15 +56,18 @@ export async function latency(context: BenchContext): Promise<LatencyResult> {
     await waitForEvents(context.receiver, warmupEvents, () => deliveryStates(database));
     const warmupLatencies = await context.receiver.call<number[]>('latencies');
 
+    const extra = alongside ? await alongside.prepare(database, service.base) : 0;
     await context.receiver.call('reset');
     const total = rate * seconds;
     await service.ipc.call('startPauseWatch');
     const startedAt = wallMs();
+    const started = alongside?.start(service.base);
     const committed = await publishSteadily(service.ipc, rate, users, warmupEvents, total);
     const achievedRate = (total * 1000) / (wallMs() - startedAt);
-    const stats = await waitForEvents(context.receiver, total, () => deliveryStates(database));
+    await started;
+    const stats = await waitForEvents(context.receiver, total + extra, () => deliveryStates(database));
     const servicePauses = await service.ipc.call<PauseReport>('stopPauseWatch');
-    const check = checkDelivery(context, 'latency', stats, total);
+    const check = checkDelivery(context, name, stats, total + extra);
     return {
       ...check,
       targetRate: rate,

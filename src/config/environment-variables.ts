@@ -1,6 +1,6 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { Equals, IsEnum, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
-import { DEFAULT_LEASE_MS, LEASE_MARGIN_MS } from '../notifications/delivery/delivery-settings';
+import { DEFAULT_LEASE_MS, LEASE_MARGIN_MS, PROCESS_ROLES, type ProcessRole } from '../notifications/delivery/delivery-settings';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../notifications/delivery/http/webhook-sender';
 import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
 import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
@@ -172,6 +172,9 @@ export class EnvironmentVariables {
   @IsOptional()
   @WholeNumber(100, 60_000)
   DELIVERY_TIMEOUT_MS?: number;
+
+  @IsIn(PROCESS_ROLES, { message: `PROCESS_ROLE must be one of ${PROCESS_ROLES.join(', ')}` })
+  PROCESS_ROLE: ProcessRole = 'all';
 }
 
 /** Parses and validates the environment; throws one error naming every bad variable, one line each. */

@@ -103,6 +103,11 @@ describe('loadAppConfig', () => {
     });
   });
 
+  it('reads PROCESS_ROLE, all by default', () => {
+    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite') }).role).toBe('all');
+    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), PROCESS_ROLE: 'worker' }).role).toBe('worker');
+  });
+
   describe('bad values: one line per variable, naming it', () => {
     const problemsOf = (env: Record<string, string>): string[] => {
       try {
@@ -125,6 +130,7 @@ describe('loadAppConfig', () => {
       ['WEBHOOK_EXTRA_CA_FILE', '/etc/hostname', 'WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate'],
       ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
       ['JWT_ALLOW_TOKENS_WITHOUT_EXPIRY', 'yes', 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false'],
+      ['PROCESS_ROLE', 'scheduler', 'PROCESS_ROLE must be one of api, worker, all'],
       [
         'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION',
         'yes',

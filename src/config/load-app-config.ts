@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { DeliveryTuning, EncryptionKey } from '../notifications/notifications-options.interface';
+import type { ProcessRole } from '../notifications/delivery/delivery-settings';
 import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-options';
 import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
@@ -57,6 +58,8 @@ export interface AppConfig {
   readonly delivery?: DeliveryTuning;
   /** How long the publish endpoint waits for its events to be queued before answering 503 (module default when absent). */
   readonly publishTimeoutMs?: number;
+  /** PROCESS_ROLE: what this process does (`api`, `worker` or `all`). */
+  readonly role?: ProcessRole;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -111,6 +114,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       timeoutMs: variables.DELIVERY_TIMEOUT_MS,
     },
     publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
+    role: variables.PROCESS_ROLE,
   };
 }
 

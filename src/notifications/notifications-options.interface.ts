@@ -87,6 +87,11 @@ export interface NotificationsModuleOptions {
    * never URLs, headers, bodies or secrets. Default true; `false` turns them off.
    */
   readonly deliveryLogs?: boolean;
+  /**
+   * What this process does (default `all`): `api` serves the settings API and publishes, never attempts a delivery;
+   * `worker` delivers and retries (it looks for due deliveries every second) and answers 404 on the settings and internal routes.
+   */
+  readonly role?: 'api' | 'worker' | 'all';
 }
 
 /** Ages are counted from a delivery's last update (its final attempt or cancellation). */

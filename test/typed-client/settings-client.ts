@@ -20,6 +20,10 @@ export function settingsClient(baseUrl: string, token: string) {
       deliveries: (query: QueryOf<'/api/v1/settings/notifications/webhook-deliveries', 'get'> = {}) =>
         call('get', '/api/v1/settings/notifications/webhook-deliveries', { query }),
     },
+    '/api/v1/settings/notifications/webhook-deliveries/recover': {
+      recover: (body: BodyOf<'/api/v1/settings/notifications/webhook-deliveries/recover', 'post'>) =>
+        call('post', '/api/v1/settings/notifications/webhook-deliveries/recover', { body }),
+    },
     '/api/v1/settings/notifications/webhook-deliveries/{id}': {
       delivery: (id: number) => call('get', '/api/v1/settings/notifications/webhook-deliveries/{id}', { params: { id } }),
     },
@@ -92,6 +96,8 @@ export async function settingsScreenExample(baseUrl: string, token: string): Pro
       await api.redeliver(delivery.id);
     }
   }
+  const recovered = await api.recover({ since: '2026-11-24T08:00:00Z', type: 'RATE_SPIKE' });
+  if (recovered.ok) console.log(recovered.data.queued, recovered.data.more ? 'call again for the rest' : 'all queued');
   await api.rotateSecret({ type: 'RATE_SPIKE' });
   await api.sendTest({ type: 'RATE_SPIKE' });
   await api.list();

@@ -12,6 +12,7 @@ import {
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
+import { Loan } from '../src/loans/loan.entity';
 import { LoansService } from '../src/loans/loans.service';
 import { createMysqlTestDatabase } from './mysql-test-database';
 
@@ -69,6 +70,26 @@ describe('host app on MariaDB: loans publish LOAN_EXECUTED to the user webhook',
     });
     const delivery = await app.get(DataSource).getRepository(WebhookDelivery).findOneByOrFail({ userId: 11 });
     expect(delivery.status).toBe(DeliveryStatus.DELIVERED);
+  });
+
+  it('stores the loan and its notification in one transaction: a rollback leaves neither and sends nothing', async () => {
+    await enableLoanWebhook(13);
+    const dataSource = app.get(DataSource);
+    const rolledBack = dataSource.transaction(async (manager) => {
+      await app.get(LoansService).recordLoan(manager, 13, loan);
+      throw new Error('the ledger refused the loan');
+    });
+    await expect(rolledBack).rejects.toThrow('the ledger refused the loan');
+    await kit.settle();
+
+    expect(await dataSource.getRepository(Loan).countBy({ userId: 13 })).toBe(0);
+    expect(await dataSource.getRepository(WebhookDelivery).countBy({ userId: 13 })).toBe(0);
+    expect(kit.receiver.requests).toHaveLength(0);
+
+    const executed = await app.get(LoansService).executeLoan(13, loan);
+    const [hook] = await kit.waitForDelivery({ userId: 13 });
+    expect(hook.json()).toMatchObject({ payload: { loanId: executed.id } });
+    expect(await dataSource.getRepository(WebhookDelivery).countBy({ userId: 13 })).toBe(1);
   });
 
   it("authenticates both the host's and the module's endpoints with the host's own rule", async () => {

@@ -21,6 +21,8 @@ import {
   DeliveryDto,
   DeliveryPageDto,
   ListDeliveriesQueryDto,
+  RecoverDeliveriesDto,
+  RecoverResultDto,
   TestSendDto,
   TestSendResultDto,
 } from './dto/delivery.dto';
@@ -56,6 +58,25 @@ export class DeliveriesController {
   @ApiParam({ name: 'id', schema: { type: 'integer', minimum: 1 } })
   detail(@CurrentUserId() userId: number, @Param('id', PositiveIntPipe) id: number): Promise<DeliveryDetailDto> {
     return this.deliveries.detail(userId, id);
+  }
+
+  @Post('webhook-deliveries/recover')
+  @HttpCode(HttpStatus.ACCEPTED)
+  @ApiOperation({
+    operationId: 'recoverDeliveries',
+    summary: 'Queue a new cycle for every delivery that ended FAILED in a time window (same event ids and bytes)',
+    description:
+      'For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per service instance (all recover calls together); at most 10,000 per call (`more` says when to call again).',
+  })
+  @ApiAcceptedResponse({ type: RecoverResultDto })
+  @ApiBadRequestResponse({
+    type: ErrorResponseDto,
+    description: 'A bad `since`/`until`/`type`, `until` before `since`, or a window over 90 days.',
+  })
+  @ApiErrorResponses(413, 415)
+  @RateLimit('recover')
+  recover(@CurrentUserId() userId: number, @Body() body: RecoverDeliveriesDto): Promise<RecoverResultDto> {
+    return this.deliveries.recover(userId, body);
   }
 
   @Post('webhook-deliveries/:id/redeliver')

@@ -13,8 +13,11 @@ import {
   type DeliveryDto,
   type DeliveryPageDto,
   type ListDeliveriesQueryDto,
+  type RecoverDeliveriesDto,
+  type RecoverResultDto,
   type TestSendResultDto,
 } from './dto/delivery.dto';
+import { rfc3339Instant } from '../common/rfc3339';
 import { Severity } from './dto/publish-event.dto';
 import { DeliveryEvents } from './delivery-events';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
@@ -84,6 +87,21 @@ export class DeliveriesService {
     return toDeliveryDto((await this.outbox.findForUser(userId, redelivered))!);
   }
 
+  /**
+   * Queues a new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes), paced
+   * behind live traffic. The window: `since` ≤ `until` (default now), at most {@link MAX_RECOVER_WINDOW_DAYS} days.
+   */
+  recover(userId: number, input: RecoverDeliveriesDto): Promise<RecoverResultDto> {
+    const now = this.clock.now();
+    const since = Date.parse(rfc3339Instant(input.since)!);
+    const until = input.until === undefined ? now : Date.parse(rfc3339Instant(input.until)!);
+    if (since > now) throw InvalidFieldsException.of('since', 'must not be in the future');
+    if (since > until) throw InvalidFieldsException.of('until', `must not be before since (${input.since})`);
+    if (until - since > MAX_RECOVER_WINDOW_DAYS * DAY_MS)
+      throw InvalidFieldsException.of('since', `must be at most ${MAX_RECOVER_WINDOW_DAYS} days before until (the window is bounded)`);
+    return this.engine.recover({ userId, since, until, type: input.type });
+  }
+
   /** Sends one signed test event to the type's configured URL now; not stored, not retried. */
   async sendTest(userId: number, type: EventType): Promise<TestSendResultDto> {
     const target = await this.preferences.configuredWebhook(userId, type);
@@ -120,6 +138,10 @@ export class DeliveriesService {
     return delivery;
   }
 }
+
+/** The longest recover window: FAILED deliveries are kept 90 days by default. */
+export const MAX_RECOVER_WINDOW_DAYS = 90;
+const DAY_MS = 86_400_000;
 
 const notFound = (id: number) => new NotFoundException(`Delivery ${id} not found`);
 

@@ -14,7 +14,12 @@ export interface DeliverySettings {
   readonly timeoutMs: number;
   readonly shutdownGraceMs: number;
   readonly userAgent: string;
+  readonly role: ProcessRole;
 }
+
+/** What a process does: `api` stores and serves, `worker` delivers, `all` both (default). */
+export type ProcessRole = 'api' | 'worker' | 'all';
+export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'all'];
 
 export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 
@@ -37,6 +42,8 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
   const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;
   if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0)
     throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
+  const role = options.role ?? 'all';
+  if (!PROCESS_ROLES.includes(role)) throw new RangeError(`role must be one of ${PROCESS_ROLES.join(', ')}, got ${String(role)}`);
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
   }
@@ -49,5 +56,6 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     timeoutMs: positiveInteger('delivery.timeoutMs', timeoutMs),
     shutdownGraceMs: positiveInteger('delivery.shutdownGraceMs', shutdownGraceMs),
     userAgent: `Service/${SERVICE_VERSION} (+${options.serviceSite ?? 'https://funding.example.com'})`,
+    role,
   };
 }

@@ -11,6 +11,7 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveriesService } from './deliveries.service';
+import { AfterCommit } from './engine/after-commit';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
@@ -54,6 +55,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     },
     DeliveryEvents,
     DeliveryOutboxRepository,
+    AfterCommit,
     OutboxEngine,
     DeliveriesService,
     WebhookPublisher,

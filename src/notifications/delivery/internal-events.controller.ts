@@ -12,6 +12,7 @@ import {
   getSchemaPath,
 } from '../common/openapi-decorators';
 import { ApiErrorResponses, RETRY_AFTER_HEADER } from '../common/api-error-responses.decorator';
+import { ApiRoleGuard } from '../common/api-role.guard';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { isDatabaseUnavailable } from '../common/database-errors';
 import { DeadlineExceededError, type LateOutcome, withDeadline } from '../common/deadline';
@@ -32,7 +33,7 @@ const validation = createValidationPipe();
 @ApiBearerAuth('internal')
 @ApiExtraModels(PublishEventDto, PublishEventsDto)
 @Controller('api/v1/internal/notifications/events')
-@UseGuards(InternalTokenGuard, JsonBodyGuard)
+@UseGuards(ApiRoleGuard, InternalTokenGuard, JsonBodyGuard)
 @UseFilters(ApiExceptionFilter)
 export class InternalEventsController {
   private readonly logger = new Logger('Notifications');

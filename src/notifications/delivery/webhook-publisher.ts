@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Clock } from '../clock/clock';
@@ -10,12 +11,23 @@ import { GroupCommit } from '../common/group-commit';
 import { flattenValidationErrors } from '../common/validation.pipe';
 import { PreferencesService } from '../preferences/preferences.service';
 import { webhookKey } from '../preferences/webhook-key';
-import { OutboxEngine } from './engine/outbox-engine';
+import type { NewEvent } from './engine/delivery-outbox.repository';
+import { OutboxEngine, type Targets } from './engine/outbox-engine';
 import { PublishEventDto, type PublishResultDto } from './dto/publish-event.dto';
 import { webhookBody } from './webhook-body';
 
 /** An event to publish; see {@link PublishEventDto} for the rules. */
 export type PublishableEvent = Omit<PublishEventDto, 'createdAt'> & { createdAt?: string | Date };
+
+/** How to publish. */
+export interface PublishOptions {
+  /**
+   * The host's transaction (the `manager` of `dataSource.transaction(manager => …)` or of a query runner, on the module's
+   * DataSource): the events and their deliveries are stored through it and commit or roll back with the host's rows;
+   * the first attempts start once it has committed. Without it, the module commits them itself (group-committed).
+   */
+  readonly manager?: EntityManager;
+}
 
 // Every delivery body is stored in a TEXT column (65,535 bytes on MariaDB/MySQL). The field limits of
 // PublishEventDto (title, body and payload in bytes as JSON) add up to less, so a valid event always fits.
@@ -52,29 +64,38 @@ export class WebhookPublisher {
     private readonly clock: Clock,
   ) {}
 
-  publish(event: PublishableEvent): Promise<PublishResultDto> {
-    return this.publishMany([event]);
+  publish(event: PublishableEvent, options: PublishOptions = {}): Promise<PublishResultDto> {
+    return this.publishMany([event], options);
   }
 
   /** Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
-  async publishMany(events: readonly PublishableEvent[]): Promise<PublishResultDto> {
+  async publishMany(events: readonly PublishableEvent[], options: PublishOptions = {}): Promise<PublishResultDto> {
     const now = this.clock.now();
     const valid = events.map((input, index): ValidEvent => {
       const event = this.validated(input, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
-    const queuedDeliveries = valid.length === 0 ? 0 : await this.enqueues.submit(valid);
-    return { eventIds: valid.map(({ id }) => id), queuedDeliveries };
+    const eventIds = valid.map(({ id }) => id);
+    if (valid.length === 0) return { eventIds, queuedDeliveries: 0 };
+    if (options.manager) {
+      const { manager } = options;
+      const [queuedDeliveries] = await this.enqueue([valid], (queued, targets) => this.engine.enqueueWithin(manager, queued, targets));
+      return { eventIds, queuedDeliveries };
+    }
+    return { eventIds, queuedDeliveries: await this.enqueues.submit(valid) };
   }
 
-  /** Queues the deliveries of a group of publish calls in one transaction, starts their attempts, and answers how many each call queued. */
-  private async enqueue(calls: readonly (readonly ValidEvent[])[]): Promise<number[]> {
+  /** Queues the deliveries of publish calls (a group, or one call in the host's transaction) and answers how many each call queued. */
+  private async enqueue(
+    calls: readonly (readonly ValidEvent[])[],
+    store: (queued: NewEvent[], targets: Targets) => Promise<void> = (queued, targets) => this.engine.enqueue(queued, targets),
+  ): Promise<number[]> {
     const events = calls.flat();
     const targets = await this.preferences.webhookTargets(events.map(({ event }) => event));
     const queued = events
       .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
       .map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type, body }));
-    await this.engine.enqueue(queued, targets);
+    await store(queued, targets);
     const queuedIds = new Set(queued.map((event) => event.id));
     return calls.map((call) => call.filter(({ id }) => queuedIds.has(id)).length);
   }

@@ -17,6 +17,8 @@ export interface RateLimitOptions {
   readonly testSend?: RateLimit;
   /** `POST …/webhook-deliveries/{id}/redeliver` (default 10 per minute). */
   readonly redeliver?: RateLimit;
+  /** `POST …/webhook-deliveries/recover`, which can queue thousands of deliveries (default 2 per minute). */
+  readonly recover?: RateLimit;
   /**
    * Where hits are counted. Default: this instance's memory, so each instance counts on its own and N
    * instances allow N times the limit. Give a shared `ThrottlerStorage` (e.g. Redis) to count across instances.
@@ -24,12 +26,13 @@ export interface RateLimitOptions {
   readonly storage?: ThrottlerStorage;
 }
 
-export type RateLimitTier = 'settings' | 'testSend' | 'redeliver';
+export type RateLimitTier = 'settings' | 'testSend' | 'redeliver' | 'recover';
 
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitTier, RateLimit>> = {
   settings: { limit: 120, ttlMs: 60_000 },
   testSend: { limit: 5, ttlMs: 60_000 },
   redeliver: { limit: 10, ttlMs: 60_000 },
+  recover: { limit: 2, ttlMs: 60_000 },
 };
 
 /** The limits in force, defaults filled in; `null` when rate limiting is off. Throws on a bad value. */

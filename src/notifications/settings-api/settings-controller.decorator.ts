@@ -1,6 +1,7 @@
 import { applyDecorators, Controller, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
 import { ApiBearerAuth } from '../common/openapi-decorators';
 import { ApiErrorResponses } from '../common/api-error-responses.decorator';
+import { ApiRoleGuard } from '../common/api-role.guard';
 import { ApiExceptionFilter } from '../common/api-exception.filter';
 import { JsonBodyGuard } from '../common/json-body.guard';
 import { createValidationPipe } from '../common/validation.pipe';
@@ -18,7 +19,7 @@ export function SettingsController(): ClassDecorator {
     ApiBearerAuth(),
     ApiErrorResponses(401, 429, 500),
     Controller(SETTINGS_PATH),
-    UseGuards(UserRateLimitGuard, UserAuthGuard, JsonBodyGuard),
+    UseGuards(ApiRoleGuard, UserRateLimitGuard, UserAuthGuard, JsonBodyGuard),
     UsePipes(createValidationPipe()),
     UseFilters(ApiExceptionFilter),
   );

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsRfc3339DateTime } from '../../common/rfc3339';
 import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
 import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
 import { ATTEMPT_OUTCOMES } from '../http/attempt-result';
@@ -127,6 +128,35 @@ export class TestSendDto {
   @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType' })
   @IsIn(WEBHOOK_EVENT_TYPES, { message: WEBHOOK_EVENT_TYPE_MESSAGE })
   type: EventType;
+}
+
+export class RecoverDeliveriesDto {
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    description: 'Deliveries that ended FAILED from this instant on (RFC 3339 with offset), at most 90 days before `until`.',
+    example: '2026-11-24T08:00:00Z',
+  })
+  @IsRfc3339DateTime()
+  since: string;
+
+  @ApiPropertyOptional({ type: String, format: 'date-time', description: 'Up to this instant (default: now); not before `since`.' })
+  @IsOptional()
+  @IsRfc3339DateTime()
+  until?: string;
+
+  @ApiPropertyOptional({ enum: EventType, enumName: 'EventType', description: 'Only deliveries of this type (default: all).' })
+  @IsOptional()
+  @IsEnum(EventType, { message: 'must be a known event type' })
+  type?: EventType;
+}
+
+export class RecoverResultDto {
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Deliveries queued for a new cycle (same event ids and bytes).' })
+  queued: number;
+
+  @ApiProperty({ description: 'True when the call stopped at its limit (10,000): call again to queue the rest.' })
+  more: boolean;
 }
 
 export class TestSendResultDto {

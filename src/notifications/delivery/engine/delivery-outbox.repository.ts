@@ -86,6 +86,14 @@ export interface DeliveryPage {
   readonly status?: DeliveryStatus;
 }
 
+/** The user's FAILED deliveries to recover: last updated from `since` to `until` (epoch ms), of one type or all. */
+export interface RecoveryWindow {
+  readonly userId: number;
+  readonly since: number;
+  readonly until: number;
+  readonly type?: EventType;
+}
+
 const INSERT_CHUNK = 500;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
@@ -102,15 +110,7 @@ export class DeliveryOutboxRepository {
   /** Commits events and one delivery per event, each placed as `placeOf` says, and returns the deliveries leased to `lease.token`. */
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
-    await this.dataSource.transaction(async (manager) => {
-      await insertRows(
-        manager,
-        'webhook_events',
-        ['id', 'user_id', 'type', 'body', 'created_at'],
-        events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
-      );
-      await insertDeliveries(manager, events, placeOf, lease);
-    });
+    await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
     // Only the new ids are read back: the rest is known already.
     const rows: { id: number | string; event_id: string }[] = await this.dataSource.query(
@@ -130,6 +130,57 @@ export class DeliveryOutboxRepository {
         lockedUntil: lease.until,
         body: event.body,
       };
+    });
+  }
+
+  /**
+   * Inserts events and their deliveries through the caller's transaction (`manager`), placed as `placeOf` says; they
+   * commit or roll back with it. Read the leased ones back with {@link leasedWith} once it has committed.
+   */
+  async enqueueWithin(
+    manager: EntityManager,
+    events: readonly NewEvent[],
+    placeOf: (event: NewEvent) => Placement,
+    lease: Lease,
+  ): Promise<void> {
+    if (events.length > 0) await insertEvents(manager, events, placeOf, lease);
+  }
+
+  /** The deliveries still leased with `lease`, with their bodies (none when the transaction that inserted them rolled back). */
+  leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
+    return this.claimedBy(lease);
+  }
+
+  /** Whether any delivery is due now and free: a cheap look (one index row) before a claim. */
+  async anyDue(now: number): Promise<boolean> {
+    const rows = await this.due(this.dataSource.manager, now).select('d.id', 'id').limit(1).getRawMany();
+    return rows.length > 0;
+  }
+
+  /**
+   * A new attempt cycle for each of the user's deliveries that ended FAILED in `window` (by their last update) and are
+   * still their event's latest delivery (so calling again queues nothing twice), oldest first, at most `limit`. The new
+   * deliveries wait as `placeOf` says (their position in the list given). Returns how many were queued.
+   */
+  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+    return shortTransaction(this.dataSource, async (manager) => {
+      const query = manager
+        .createQueryBuilder(WebhookDelivery, 'd')
+        .select('d.eventId', 'id')
+        .addSelect('d.userId', 'userId')
+        .addSelect('d.type', 'type')
+        .where('d.userId = :userId AND d.status = :failed', { userId: window.userId, failed: DeliveryStatus.FAILED })
+        .andWhere('d.updatedAt >= :since AND d.updatedAt <= :until', { since: window.since, until: window.until })
+        .andWhere('NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.event_id = d.event_id AND later.id > d.id)')
+        .orderBy('d.updatedAt', 'ASC')
+        .limit(limit);
+      if (window.type) query.andWhere('d.type = :type', { type: window.type });
+      // No locking read: on MariaDB its next-key locks on the user's index range would hold up live inserts for that user.
+      const rows = await query.getRawMany<{ id: string; userId: number | string; type: EventType }>();
+      const events = rows.map((row) => ({ id: row.id, userId: Number(row.userId), type: row.type }));
+      const index = new Map(events.map((event, i) => [event.id, i]));
+      await insertDeliveries(manager, events, (event) => placeOf(index.get(event.id)!), lease);
+      return events.length;
     });
   }
 
@@ -435,6 +486,22 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
     `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL, waiting_reason = NULL ` +
     `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
   return [sql, params];
+}
+
+/** The events and one delivery each, through `manager` (a transaction). */
+async function insertEvents(
+  manager: EntityManager,
+  events: readonly NewEvent[],
+  placeOf: (event: NewEvent) => Placement,
+  lease: Lease,
+): Promise<void> {
+  await insertRows(
+    manager,
+    'webhook_events',
+    ['id', 'user_id', 'type', 'body', 'created_at'],
+    events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
+  );
+  await insertDeliveries(manager, events, placeOf, lease);
 }
 
 /** New deliveries of these events, placed as `placeOf` says: leased to `lease.token`, due now, or parked. */

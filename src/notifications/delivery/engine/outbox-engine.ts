@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type BeforeApplicationShutdown, Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import type { EventType } from '../../catalog/event-catalog';
 import { Clock } from '../../clock/clock';
 import { GroupCommit } from '../../common/group-commit';
@@ -13,6 +21,7 @@ import { WebhookSender } from '../http/webhook-sender';
 import type { DeliveryStatus } from '../webhook-delivery.entity';
 import type { WebhookEvent } from '../webhook-event.entity';
 import { buildWebhookRequest } from '../webhook-request';
+import { AfterCommit } from './after-commit';
 import { attemptRecord, refusedUnsigned } from './attempt-record';
 import {
   type AttemptRecord,
@@ -23,6 +32,7 @@ import {
   type Placement,
   type PurgedBatch,
   type QueueDepth,
+  type RecoveryWindow,
 } from './delivery-outbox.repository';
 import { type CircuitOpened, type EndpointKey, EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 
@@ -44,7 +54,7 @@ interface Job extends QueuedAttempt {
  * hold stays due in the outbox and is claimed as soon as capacity frees, a bounded share per user per claim.
  */
 @Injectable()
-export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShutdown {
+export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly queues: EndpointQueues<Job>;
   private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
@@ -61,6 +71,14 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
   private attemptMs: number;
   private stopping = false;
+  /** False in an `api` process: it stores deliveries for the worker processes and never attempts or claims any. */
+  private readonly delivers: boolean;
+  /** In a `worker` process: looks for due deliveries every second, so what `api` processes publish starts at once. */
+  private pollTimer: NodeJS.Timeout | null = null;
+  private pollingUntil = 0;
+  /** The recovery running in this process, if any (see {@link recover}), and the second its next recovered delivery falls in. */
+  private recovering: Promise<void> = Promise.resolve();
+  private recoverySlot = { at: 0, used: 0 };
 
   constructor(
     private readonly outbox: DeliveryOutboxRepository,
@@ -69,7 +87,9 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     private readonly clock: Clock,
     private readonly events: DeliveryEvents,
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+    private readonly afterCommit: AfterCommit,
   ) {
+    this.delivers = settings.role !== 'api';
     const { concurrency, perEndpointConcurrency, circuitBreaker } = settings;
     this.queues = new EndpointQueues<Job>({
       concurrency,
@@ -95,12 +115,57 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     if ([...placements.values()].includes('due')) this.noteBacklog();
   }
 
+  /**
+   * Stores new events with one delivery each through the host's transaction (`manager`): they commit or roll back with
+   * the host's rows. Nothing is attempted before the commit; after it, the first attempts start at once. Should this
+   * process die in between, the leases expire and the deliveries are claimed like any due work.
+   */
+  async enqueueWithin(manager: EntityManager, events: readonly NewEvent[], targets: Targets): Promise<void> {
+    const transaction = this.afterCommit.transactionOf(manager);
+    const placements = this.placements(events, targets, this.clock.now());
+    const lease = this.lease();
+    await this.outbox.enqueueWithin(manager, events, (event) => placements.get(event.id)!, lease);
+    const leased = [...placements.values()].includes('lease');
+    const due = [...placements.values()].includes('due');
+    if (!leased && !(due && this.delivers)) return;
+    this.afterCommit.defer(transaction, () => {
+      void this.track(this.admitCommitted(lease, targets, due));
+    });
+  }
+
   /** Starts a new attempt cycle of a stored event (same id and bytes); the new delivery's id, or null when the event is gone. */
   async redeliver(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>): Promise<number | null> {
     const [claim] = await this.outbox.enqueueAgain(event, 'lease', this.lease());
     if (!claim) return null;
-    await this.admit([claim]);
+    if (this.delivers) await this.admit([claim]);
     return claim.id;
+  }
+
+  /**
+   * A new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes, as redeliver),
+   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: the recoveries of this process become due
+   * {@link RECOVER_PER_SECOND} a second, all together, and claims give them no more than a user's share, while new
+   * events are leased at once. This process looks for due work every second until the last of them is due.
+   */
+  async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {
+    // One recovery at a time in this process: it holds one connection (live publishes keep the rest of the pool), a
+    // second call of the same user sees the first one's deliveries and skips them, and all share one pace.
+    const run = this.recovering.then(() => {
+      const lease = this.lease();
+      const slots: number[] = [];
+      const placeOf = (index: number): Placement => {
+        while (slots.length <= index) slots.push(this.nextRecoverySlot(lease.now));
+        return { parkUntil: slots[index], reason: `recovery: queued behind live traffic, due at ${new Date(slots[index]).toISOString()}` };
+      };
+      return this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease);
+    });
+    this.recovering = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    const queued = await run;
+    if (queued > 0 && this.delivers) this.pollUntil(this.recoverySlot.at);
+    return { queued, more: queued === RECOVER_LIMIT };
   }
 
   /**
@@ -109,6 +174,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
    * during a drain joins it.
    */
   drain(): Promise<number> {
+    if (!this.delivers) return Promise.resolve(0);
     this.draining ??= this.track(this.claimWhileRoom()).finally(() => {
       this.draining = null;
     });
@@ -138,14 +204,34 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
     return this.queues.openCircuits();
   }
 
-  /** A lease starting now. While shutting down, it ends at once: new deliveries stay free for other instances. */
+  /** A lease starting now. While shutting down (and always in an `api` process), it ends at once: new deliveries stay free for other instances. */
   lease(): Lease {
     const now = this.clock.now();
-    return { token: randomUUID(), now, until: this.stopping ? now : now + this.settings.leaseMs };
+    return { token: randomUUID(), now, until: this.stopping || !this.delivers ? now : now + this.settings.leaseMs };
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.settings.role === 'worker') this.pollUntil(Number.POSITIVE_INFINITY);
+  }
+
+  /** Looks for due work every second until `until` (a worker: always). */
+  private pollUntil(until: number): void {
+    this.pollingUntil = Math.max(this.pollingUntil, until);
+    if (this.pollTimer || this.stopping) return;
+    this.pollTimer = setInterval(() => {
+      if (this.clock.now() > this.pollingUntil + POLL_INTERVAL_MS && this.pollTimer) {
+        clearInterval(this.pollTimer);
+        this.pollTimer = null;
+      }
+      void this.track(this.drainIfDue());
+    }, POLL_INTERVAL_MS);
+    this.pollTimer.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.pollTimer = null;
     if (this.probeTimer) clearTimeout(this.probeTimer.timer);
     const unstarted = this.queues.takeQueued();
     const inFlight = this.queues.inFlight;
@@ -167,7 +253,7 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
   private placements(events: readonly NewEvent[], targets: Targets, now: number): Map<string, Placement> {
     const placements = new Map<string, Placement>();
     const adding = new Map<EndpointKey, number>();
-    let room = this.room();
+    let room = this.delivers ? this.room() : 0;
     for (const event of events) {
       const endpoint = endpointKeyOf(event.userId, targets.get(webhookKey(event.userId, event.type))!.url);
       const admission = this.queues.admission(endpoint, now, adding.get(endpoint) ?? 0);
@@ -182,6 +268,26 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
       }
     }
     return placements;
+  }
+
+  /** When the next recovered delivery becomes due: {@link RECOVER_PER_SECOND} per second, from now on. */
+  private nextRecoverySlot(now: number): number {
+    if (this.recoverySlot.at < now) this.recoverySlot = { at: now, used: 0 };
+    if (this.recoverySlot.used === RECOVER_PER_SECOND) this.recoverySlot = { at: this.recoverySlot.at + 1000, used: 0 };
+    this.recoverySlot.used++;
+    return this.recoverySlot.at;
+  }
+
+  /** After the host's commit: queues what this process leased, and claims what it had no room for. */
+  private async admitCommitted(lease: Lease, targets: Targets, due: boolean): Promise<void> {
+    await this.admit(await this.outbox.leasedWith(lease), targets);
+    if (due) this.noteBacklog();
+  }
+
+  /** The worker's poll: one cheap look for due deliveries when idle enough to take a batch, a drain when there are some. */
+  private async drainIfDue(): Promise<void> {
+    if (this.stopping || this.draining !== null || this.room() < Math.min(this.settings.batchSize, this.capacity() / 2)) return;
+    if (await this.outbox.anyDue(this.clock.now())) await this.drain();
   }
 
   private async claimWhileRoom(): Promise<number> {
@@ -414,5 +520,11 @@ export class OutboxEngine implements BeforeApplicationShutdown, OnApplicationShu
 const HELD_PER_SLOT = 16;
 /** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
 const HELD_PER_ENDPOINT_SLOT = 4;
+/** Recovered deliveries that become due per second in a process (all its recover calls together): live traffic keeps the room it needs. */
+export const RECOVER_PER_SECOND = 100;
+/** Deliveries one recover call queues at most; a later call queues the rest (those already recovered are skipped). */
+export const RECOVER_LIMIT = 10_000;
+/** How often a `worker` process looks for due deliveries (what `api` processes stored, expired leases). */
+const POLL_INTERVAL_MS = 1_000;
 /** Weight of the latest attempt in the moving average of attempt durations. */
 const ATTEMPT_MS_WEIGHT = 0.05;
