@@ -219,6 +219,13 @@ function targets(report: BenchReport): Record<string, Target> {
   const peak = report.backlog?.rssMb.peak;
   if (backlogRatio !== undefined) result.backlogAtLeast03OfCeiling = { ratio: backlogRatio, met: backlogRatio >= 0.3 };
   if (peak !== undefined) result.backlogPeakRssAtMost300Mb = { peakMb: peak, met: peak <= 300 };
+  const live = report.backlog?.liveHeapMb;
+  if (live)
+    result.backlogRetainsAtMost16Mb = {
+      ...live,
+      retainedMb: round(live.afterDrain - live.beforeTick),
+      met: live.afterDrain - live.beforeTick <= 16,
+    };
   const scaleOut = report.scaleOut && 'runs' in report.scaleOut ? report.scaleOut : undefined;
   const runs = scaleOut?.runs ?? [];
   if (scaleOut && runs.length >= 2) {

@@ -2,6 +2,8 @@
 // set-up, configured from the environment like `node dist/main.js`, plus the library's public
 // WebhookPublisher and the internal DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
 import { writeFileSync } from 'node:fs';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Session } from 'node:inspector/promises';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { DIST, library } from './library';
@@ -93,6 +95,12 @@ async function main(): Promise<void> {
       const { profile } = await session.post('Profiler.stop');
       writeFileSync(file, JSON.stringify(profile));
       await session.post('Profiler.disable');
+    },
+    /** A full garbage collection, then the memory in use: what the process really holds (live heap), not garbage yet to collect. */
+    collectGarbage: () => {
+      setFlagsFromString('--expose-gc');
+      (runInNewContext('gc') as () => void)();
+      return process.memoryUsage();
     },
     close: async () => {
       await app.close();

@@ -19,6 +19,8 @@ export interface BacklogResult extends DeliveryCheck {
   ratioToCeiling?: number;
   readonly rssMb: { beforeTick: number; peak: number; atQuarter: number; atHalf: number; atThreeQuarters: number; atEnd: number };
   readonly heapUsedMb: { peak: number; atHalf: number; atEnd: number };
+  /** Heap in use after a full garbage collection, before the first tick and after the drain: what the drain retains. */
+  readonly liveHeapMb: { beforeTick: number; afterDrain: number };
 }
 
 /** Scenario 4: `backlog` due retries already in the database, drained by scheduler ticks; RSS sampled every 100 ms. */
@@ -36,6 +38,7 @@ export async function backlog(context: BenchContext): Promise<{ result: BacklogR
     await seedDueRetries(database, count, users);
     const seedMs = wallMs() - seedStart;
     const profileFile = join(context.profileDir, 'backlog.cpuprofile');
+    const liveBefore = await service.ipc.call<NodeJS.MemoryUsage>('collectGarbage');
     await service.ipc.call('startSampling', 100);
     await service.ipc.call('startProfile');
     const tickAt = wallMs();
@@ -50,6 +53,7 @@ export async function backlog(context: BenchContext): Promise<{ result: BacklogR
     const drainMs = stats.lastOkAt - startedAt;
     await service.ipc.call('stopProfile', profileFile);
     const samples = await service.ipc.call<MemorySample[]>('stopSampling');
+    const liveAfter = await service.ipc.call<NodeJS.MemoryUsage>('collectGarbage');
     const check = checkDelivery(context, 'backlog', stats, count);
     const during = samples.filter((sample) => sample.at <= stats.lastOkAt);
     const rssAt = (fraction: number) => round(sampleAt(during, startedAt + fraction * drainMs).rss / MB);
@@ -69,6 +73,7 @@ export async function backlog(context: BenchContext): Promise<{ result: BacklogR
           atThreeQuarters: rssAt(0.75),
           atEnd: rssAt(1),
         },
+        liveHeapMb: { beforeTick: round(liveBefore.heapUsed / MB), afterDrain: round(liveAfter.heapUsed / MB) },
         heapUsedMb: {
           peak: round(Math.max(...samples.map((s) => s.heapUsed)) / MB),
           atHalf: round(sampleAt(during, startedAt + 0.5 * drainMs).heapUsed / MB),
