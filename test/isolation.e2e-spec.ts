@@ -168,5 +168,17 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
       expect(third.claims).toHaveLength(27);
       expect(third.exhausted).toBe(true);
     });
+
+    it('goes on claiming within one scheduler run until a user’s backlog beyond their share is attempted', async () => {
+      const userId = 4;
+      await t.enableWebhook(userId, 'RATE_SPIKE', '/backlog');
+      const outbox = t.app.get(DeliveryOutboxRepository);
+      const engine = t.app.get(OutboxEngine);
+      const backlog = Array.from({ length: 50 }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
+      await outbox.enqueue(backlog, () => 'due', engine.lease());
+
+      expect(await t.runScheduler()).toBe(50); // 16 per user per claim: the claims after the first come as attempts end
+      expect(t.receiver.requests.filter((request) => request.path === '/backlog')).toHaveLength(50);
+    });
   });
 });

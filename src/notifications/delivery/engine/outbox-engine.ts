@@ -177,6 +177,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     if (!this.delivers) return Promise.resolve(0);
     this.draining ??= this.track(this.claimWhileRoom()).finally(() => {
       this.draining = null;
+      this.drainIfBacklog();
     });
     return this.draining;
   }
@@ -303,7 +304,10 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       claimed += claims.length;
       await this.admit(claims);
       if (exhausted) {
-        this.leftOut = new Set(excluded);
+        // A user left out for holding their share may have finished attempts while the claim ran: claim again for them.
+        const held = this.queues.heldByUser();
+        this.leftOut = new Set(excluded.filter((userId) => (held.get(userId) ?? 0) >= fairness.perUser));
+        if (this.leftOut.size < excluded.length) this.backlog = true;
         break;
       }
     }
