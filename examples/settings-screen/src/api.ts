@@ -4,6 +4,8 @@ import createClient, { type Middleware } from 'openapi-fetch';
 
 type Schemas = components['schemas'];
 export type EventType = Schemas['EventType'];
+/** The types that can be delivered to a webhook (test sends and secret rotation take only these). */
+export type WebhookEventType = Schemas['WebhookEventType'];
 export type EffectiveRow = Schemas['EffectivePreferenceDto'];
 export type Delivery = Schemas['DeliveryDto'];
 export type DeliveryDetail = Schemas['DeliveryDetailDto'];
@@ -39,8 +41,9 @@ export function settingsApi(token: string, baseUrl = '') {
           body: { type, channel: 'WEBHOOK', enabled, ...(webhookUrl || enabled ? { webhookUrl } : {}) },
         }),
       ),
-    sendTest: async (type: EventType) => settle(await client.POST('/api/v1/settings/notifications/webhook/test', { body: { type } })),
-    rotateSecret: async (type: EventType) =>
+    sendTest: async (type: WebhookEventType) =>
+      settle(await client.POST('/api/v1/settings/notifications/webhook/test', { body: { type } })),
+    rotateSecret: async (type: WebhookEventType) =>
       settle(await client.POST('/api/v1/settings/notifications/webhook/rotate-secret', { body: { type } })),
     deliveries: async () =>
       settle(await client.GET('/api/v1/settings/notifications/webhook-deliveries', { params: { query: { limit: 20 } } })),

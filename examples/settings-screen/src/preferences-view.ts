@@ -1,5 +1,5 @@
 import { html, nothing, type TemplateResult } from 'lit';
-import type { ApiFailure, EffectiveRow, EventType, TestSendResult } from './api';
+import type { ApiFailure, EffectiveRow, EventType, TestSendResult, WebhookEventType } from './api';
 import { disabledReasonOf } from './disabled-reason';
 import { duration, humanize } from './labels';
 
@@ -19,8 +19,8 @@ export interface PreferencesViewModel {
 export interface PreferencesActions {
   edit(type: EventType, draft: WebhookDraft): void;
   save(type: EventType): void;
-  sendTest(type: EventType): void;
-  rotateSecret(type: EventType): void;
+  sendTest(type: WebhookEventType): void;
+  rotateSecret(type: WebhookEventType): void;
 }
 
 interface TypeRows {
@@ -128,12 +128,19 @@ function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewM
             </p>`
           : nothing
       }
-      ${row.enabled && row.hasWebhookSecret ? savedWebhookTools(type, model.testResults[type], actions) : nothing}
+      ${
+        // A WEBHOOK row exists only for a type that can use a webhook (the document says so; its types cannot).
+        row.enabled && row.hasWebhookSecret ? savedWebhookTools(type as WebhookEventType, model.testResults[type], actions) : nothing
+      }
     </form>
   `;
 }
 
-function savedWebhookTools(type: EventType, result: TestSendResult | ApiFailure | undefined, actions: PreferencesActions): TemplateResult {
+function savedWebhookTools(
+  type: WebhookEventType,
+  result: TestSendResult | ApiFailure | undefined,
+  actions: PreferencesActions,
+): TemplateResult {
   return html`
     <div class="tools">
       <span class="muted">Signing secret set</span>

@@ -6,6 +6,7 @@ import {
   type DeliveryDetail,
   type EffectiveRow,
   type EventType,
+  type WebhookEventType,
   settingsApi,
   type SettingsApi,
   type TestSendResult,
@@ -154,12 +155,12 @@ export class WebhookSettings extends LitElement {
     await this.load();
   }
 
-  private async sendTest(type: EventType): Promise<void> {
+  private async sendTest(type: WebhookEventType): Promise<void> {
     const answer = await this.call(() => this.api.sendTest(type), type);
     if (answer) this.testResults = { ...this.testResults, [type]: answer };
   }
 
-  private async rotateSecret(type: EventType): Promise<void> {
+  private async rotateSecret(type: WebhookEventType): Promise<void> {
     if (!confirm(`Rotate the signing secret for ${humanize(type)}? The current secret stops signing at once.`)) return;
     const rotated = await this.call(() => this.api.rotateSecret(type), type);
     if (rotated?.webhookSecret) this.revealed = { type, secret: rotated.webhookSecret, copied: false };
