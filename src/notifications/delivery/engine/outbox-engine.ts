@@ -507,7 +507,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   private drainIfBacklog(): void {
     if (this.backlog && !this.stopping && this.draining === null && this.room() >= Math.min(this.settings.batchSize, this.capacity() / 2)) {
       this.backlog = false;
-      void this.drain();
+      // Nobody awaits this drain: a failed claim (the database went away) is logged by track() and retried by the next
+      // scheduler run; it must not become an unhandled rejection, which ends the process.
+      this.drain().catch(() => undefined);
     }
   }
 
