@@ -1,8 +1,7 @@
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-
-const SETTINGS = '/api/v1/settings/notifications';
+import { SETTINGS } from './support/settings-api';
 
 describe.each(TEST_DATABASE_KINDS)('an api process on $name', (kind) => {
   let t: TestAppWithKit;

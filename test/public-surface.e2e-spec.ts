@@ -2,12 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Module, type InjectionToken, type ModuleMetadata } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import * as library from '@funding/notification-webhooks';
 import {
   DeliveryEvents,
   EventType,
-  NOTIFICATIONS_MIGRATIONS,
   NotificationChannel,
   NotificationPreferences,
   NotificationsMetrics,
@@ -29,6 +27,7 @@ import { DeliveryScheduler } from '../src/notifications/scheduler/delivery-sched
 import { SecretsModule } from '../src/notifications/secrets/secrets.module';
 import { SecretsService } from '../src/notifications/secrets/secrets.service';
 import { WebhookUrlPolicy } from '../src/notifications/url-policy/webhook-url-policy';
+import { inMemoryDatabase } from './support/in-memory-database';
 
 const PUBLIC = [WebhookPublisher, DeliveryEvents, NotificationPreferences, NotificationsMetrics, RetentionService, SecretsReencryption];
 const INTERNAL = [
@@ -44,14 +43,6 @@ const INTERNAL = [
 ];
 
 const options = () => ({ jwtSecret: 'x'.repeat(32), encryptionKeys: [{ id: 'k', key: randomBytes(32) }] });
-const database = () =>
-  TypeOrmModule.forRoot({
-    type: 'better-sqlite3',
-    database: ':memory:',
-    autoLoadEntities: true,
-    migrations: NOTIFICATIONS_MIGRATIONS,
-    migrationsRun: true,
-  });
 
 /** A provider of a host feature module that injects `tokens`, as a host's own service would. */
 function hostFeatureInjecting(...tokens: InjectionToken[]) {
@@ -69,7 +60,7 @@ function hostFeatureInjecting(...tokens: InjectionToken[]) {
 }
 
 async function compile(imports: ModuleMetadata['imports']): Promise<TestingModule> {
-  return Test.createTestingModule({ imports: [database(), ScheduleModule.forRoot(), ...(imports ?? [])] })
+  return Test.createTestingModule({ imports: [inMemoryDatabase(), ScheduleModule.forRoot(), ...(imports ?? [])] })
     .setLogger({ log() {}, error() {}, warn() {} })
     .compile();
 }

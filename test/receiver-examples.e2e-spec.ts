@@ -9,6 +9,7 @@ import { generateTestCertificate } from '../src/testing/test-certificate';
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, TestClock, type TestNotifications } from '@funding/notification-webhooks/testing';
 import { type ExampleProcess, freePort, startExampleProcess } from './support/example-process';
+import { SETTINGS } from './support/settings-api';
 
 // Each example in examples/receivers runs as a real process (HTTPS on loopback) and receives real deliveries.
 const TS_NODE = [process.execPath, '-r', 'ts-node/register/transpile-only'];
@@ -20,7 +21,6 @@ const EXAMPLES = [
   { name: 'Python', command: ['python3', 'examples/receivers/python/receiver.py'], path: '/webhooks/funding' },
   { name: 'Go', command: ['go', 'run', 'examples/receivers/go/receiver.go'], path: '/webhooks/funding' },
 ];
-const SETTINGS = '/api/v1/settings/notifications';
 const VECTOR_COUNT = buildSignatureVectors().vectors.length;
 const START_TIMEOUT_MS = 120_000; // the first `go run` compiles
 

@@ -2,8 +2,8 @@ import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/w
 import { RETRY_DELAYS_MS } from '../src/notifications/delivery/retry-policy';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
+import { DELIVERIES } from './support/settings-api';
 
-const DELIVERIES = '/api/v1/settings/notifications/webhook-deliveries';
 const RECOVER = `${DELIVERIES}/recover`;
 const MINUTE = 60_000;
 

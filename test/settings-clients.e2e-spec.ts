@@ -7,16 +7,16 @@ import { parsePrometheusText } from './support/prometheus-text';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { allDeliveries, settingsClient } from './typed-client/settings-client';
+import { SETTINGS } from './support/settings-api';
 
 /*
  * Clients generated from the committed document, against the running service on a real database and a loopback
  * HTTPS receiver: the repository's own typed client (test/typed-client) pages through a delivery log, and a second,
  * independent one, openapi-fetch over src/openapi-types.ts, calls every settings operation the document lists.
  */
-const SETTINGS_PREFIX = '/api/v1/settings/notifications';
 const document = loadOpenApiDocument();
 const SETTINGS_OPERATIONS = Object.entries(document.paths)
-  .filter(([path]) => path.startsWith(SETTINGS_PREFIX))
+  .filter(([path]) => path.startsWith(SETTINGS))
   .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
   .sort();
 
@@ -61,7 +61,7 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     const userId = ++user;
     await t.enableWebhook(userId, 'RATE_SPIKE', '/numeric');
     await publish(userId, 'RATE_SPIKE', 3);
-    const list = (query: string) => t.http().get(`${SETTINGS_PREFIX}/webhook-deliveries?${query}`).set('Authorization', t.bearer(userId));
+    const list = (query: string) => t.http().get(`${SETTINGS}/webhook-deliveries?${query}`).set('Authorization', t.bearer(userId));
     const { body: page } = await list('limit=2').expect(200);
     const { body: rest } = await list(`limit=2&cursor=${Number(page.nextCursor)}`).expect(200);
     expect(rest).toMatchObject({ data: [expect.anything()], nextCursor: null });

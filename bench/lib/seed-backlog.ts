@@ -19,9 +19,6 @@ export async function seedDueRetries(database: BenchDatabase, count: number, use
         const body = JSON.stringify({ ...event, createdAt: new Date(now - 60_000).toISOString(), payload: { ...event.payload, t: 0 } });
         return { id: randomUUID(), event, body };
       });
-      // updateEntity(false): no read-back of generated columns, which on SQLite is one OR term per row (too deep for 1,000 rows).
-      const insert = (manager: EntityManager, target: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[]) =>
-        manager.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
       await dataSource.transaction(async (manager) => {
         await insert(
           manager,
@@ -82,8 +79,6 @@ export async function seedFailed(
         });
         return { id: randomUUID(), userId, type, body };
       });
-      const insert = (manager: EntityManager, target: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[]) =>
-        manager.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
       await dataSource.transaction(async (manager) => {
         await insert(
           manager,
@@ -113,4 +108,9 @@ export async function seedFailed(
   } finally {
     await dataSource.destroy();
   }
+}
+
+// updateEntity(false): no read-back of generated columns, which on SQLite is one OR term per row (too deep for 1,000 rows).
+function insert(manager: EntityManager, target: EntityTarget<ObjectLiteral>, rows: ObjectLiteral[]) {
+  return manager.createQueryBuilder().insert().into(target).values(rows).updateEntity(false).execute();
 }
