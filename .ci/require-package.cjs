@@ -2,7 +2,8 @@
 const assert = require('node:assert/strict');
 const { existsSync } = require('node:fs');
 
-// Optional peers: the standalone service's packages, the testing kit's, and @nestjs/swagger (the host's choice).
+// The library's optional peers (the testing kit's, the platform, the drivers, @nestjs/swagger: the host's choice) and the
+// standalone service's own packages, which the library's manifest does not name: a bare host gets none of them.
 const OPTIONAL_PEERS = [
   '@nestjs/swagger',
   'nestjs-pino',

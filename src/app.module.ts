@@ -10,8 +10,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsEndpointModule } from './metrics-endpoint/metrics-endpoint.module';
 import { serviceMetricsRegistry } from './metrics-endpoint/service-metrics-registry';
-import { NotificationsModule } from './notifications/notifications.module';
-import type { NotificationsModuleOptions } from './notifications/notifications-options.interface';
+import { NotificationsModule, type NotificationsModuleOptions } from './index';
 
 /** The standalone service: owns the database connection and uses NotificationsModule as any host app would. */
 @Module({})
@@ -35,6 +34,7 @@ export class AppModule {
           useFactory: (): NotificationsModuleOptions => ({
             jwtSecret: config.jwtSecret,
             allowTokensWithoutExpiry: config.allowTokensWithoutExpiry,
+            maxTokenLifetimeSeconds: config.maxTokenLifetimeSeconds,
             encryptionKeys: config.encryptionKeys,
             serviceSite: config.serviceSite,
             internalApiToken: config.internalApiToken,
@@ -43,6 +43,7 @@ export class AppModule {
             rateLimits: config.rateLimits,
             retention: config.retention,
             autoDisableAfterFailures: config.webhookAutoDisableAfter,
+            healthFailingAfterAttempts: config.webhookHealthFailingAfter,
             delivery: config.delivery,
             publishTimeoutMs: config.publishTimeoutMs,
             role: config.role,

@@ -1,8 +1,7 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { ApiExceptionFilter } from './notifications/common/api-exception.filter';
-import { corsOptionsFor } from './notifications/common/cors-options';
+import { ApiExceptionFilter, corsOptionsFor } from './index';
 import { buildOpenApiDocument } from './openapi';
 
 export const JSON_BODY_LIMIT = '1mb';

@@ -20,10 +20,12 @@ export { NotificationPreference } from './notifications/preferences/notification
 export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
 export { NotificationPreferences } from './notifications/preferences/notification-preferences';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
+export { parseUserId } from './notifications/auth/user-id';
 export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
 export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
-export { verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
+export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
+export { signStandardWebhook } from './notifications/delivery/standard-webhooks-signature';
 export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';
 export { WebhookDeliveryAttempt } from './notifications/delivery/webhook-delivery-attempt.entity';
 export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
@@ -31,8 +33,13 @@ export { Clock, SystemClock } from './notifications/clock/clock';
 export type { DeliveryTuning } from './notifications/notifications-options.interface';
 export type { RetentionOptions } from './notifications/notifications-options.interface';
 export { RetentionService, type RetentionReport } from './notifications/retention/retention.service';
-export { SecretsReencryption, UnconfiguredKeysError, type ReencryptionReport } from './notifications/secrets/secrets-reencryption';
-export type { RateLimit, RateLimitOptions } from './notifications/rate-limit/rate-limit-options';
+export {
+  REENCRYPTION_BATCH_SIZE,
+  SecretsReencryption,
+  UnconfiguredKeysError,
+  type ReencryptionReport,
+} from './notifications/secrets/secrets-reencryption';
+export { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from './notifications/rate-limit/rate-limit-options';
 export { corsOptionsFor } from './notifications/common/cors-options';
 export { ApiExceptionFilter } from './notifications/common/api-exception.filter';
 export { ErrorResponseDto, FieldErrorDto } from './notifications/common/error-response.dto';
@@ -41,5 +48,21 @@ export {
   type AttemptRecorded,
   type DeliveryCancelled,
   type SchedulerTickFinished,
+  type WebhookHealthChange,
+  type WebhookHealthChanged,
+  type WebhookHealthState,
 } from './notifications/delivery/delivery-events';
 export { NotificationsMetrics } from './notifications/metrics/notifications-metrics';
+
+// The options' allowed values and defaults, for an app that configures the module from its environment (the standalone
+// service's config/ does), and its other building blocks: the OpenAPI document's webhooks, a constant-time bearer token.
+export { DEFAULT_LEASE_MS, LEASE_MARGIN_MS, PROCESS_ROLES, type ProcessRole } from './notifications/delivery/delivery-settings';
+export { DEFAULT_WEBHOOK_TIMEOUT_MS } from './notifications/delivery/http/webhook-sender';
+export { CLAIM_MODES, type ClaimMode } from './notifications/delivery/engine/claim-mode';
+export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/idempotency/idempotency-window';
+export { DEFAULT_RETENTION } from './notifications/retention/retention-settings';
+export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/endpoint-health/health-settings';
+export { parseCidrList, type CidrList } from './notifications/url-policy/address-policy';
+export { BearerToken } from './notifications/common/bearer-token';
+export { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
+export { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';

@@ -48,7 +48,7 @@ async function bootstrap(): Promise<void> {
 
 /** MySQL/MariaDB: reachable, and the database exists (created outside production); false after logging one line that says what to do. */
 async function databaseReady(config: AppConfig): Promise<boolean> {
-  if (config.database.type !== DbType.mysql) return true;
+  if (config.database.type === DbType.sqlite) return true;
   const logger = new Logger('Database');
   try {
     const { created } = await preflightMysql(config.database.url, {

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Publish one event, or up to 1000 as {events: [...]}
-         * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured. 202 means every event is durably queued. 503 with `Retry-After` means nothing was acknowledged (the database is down, or did not commit within the publish deadline, 5 s by default): send the same request again later. A write that still commits after a 503 is delivered too, so a retry may deliver an event twice (at least once).
+         * @description For other services; `Authorization: Bearer <INTERNAL_API_TOKEN>`. 404 when no token is configured. 202 means every event is durably queued. 503 with `Retry-After` means nothing was acknowledged (the database is down, or did not commit within the publish deadline, 5 s by default): send the same request again later. A write that still commits after a 503 is delivered too: send an `Idempotency-Key` and retry with the same key and body, and the retry answers the first call's event ids (`replayed: true`) instead of publishing the events again. Without a key, a retry after a 503 or a lost answer may deliver an event twice, under two event ids.
          */
         post: operations["publishEvents"];
         delete?: never;
@@ -119,7 +119,7 @@ export interface paths {
         put?: never;
         /**
          * Queue the same event again (same event id, new cycle of up to 6 attempts)
-         * @description Sends the stored event again to the current URL of its type, signed with the current secret, with the same `X-Service-Event-Id` (receivers deduplicate on it), as a new cycle of up to 6 attempts on the retry schedule. Answers the new delivery, PENDING. Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING answers 409, as its own cycle is running.
+         * @description Sends the stored event again to the current URL of its type, signed with the current secret, with the same `X-Service-Event-Id` (receivers deduplicate on it), as a new cycle of up to 6 attempts on the retry schedule. Answers the new delivery, PENDING. One cycle per event at a time: while a delivery of the event is PENDING (this one, or an earlier redelivery or recovery of it) the call answers 409 naming it, also when two calls arrive at once.
          */
         post: operations["redeliver"];
         delete?: never;
@@ -148,6 +148,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/settings/notifications/webhook-health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How each of the user's webhooks is doing
+         * @description One item per saved WEBHOOK preference (type and URL): healthy, failing (since when, how many attempts in a row, the last status or error), circuit open (until when, how many deliveries wait), disabled by the service (why, when) or turned off. Kept from the recorded attempts a moment after each is recorded, all service instances together.
+         */
+        get: operations["listWebhookHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/settings/notifications/webhook/rotate-secret": {
         parameters: {
             query?: never;
@@ -159,7 +179,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the signing secret of one event type's webhook
-         * @description Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.
+         * @description Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. The next attempt, pending retries included, is signed with the new one. With `overlapHours`, the old secret also signs the Standard Webhooks `webhook-signature` for that long (two signatures), so a receiver verifying it switches without rejecting anything; `X-Service-Signature` carries the new secret only, so a receiver of that scheme accepts either secret while it switches. A delivery rejected meanwhile is retried.
          */
         post: operations["rotateSigningSecret"];
         delete?: never;
@@ -201,7 +221,7 @@ export interface webhooks {
         put?: never;
         /**
          * A funding-automation event, POSTed to the URL the user configured for its type
-         * @description Verify `X-Service-Signature` over the raw request body before parsing it: `v1=` + lowercase hex HMAC-SHA256 of `"<X-Service-Timestamp>.<raw body>"`, keyed with the `whsec_…` secret shown when WEBHOOK was first enabled for the type; reject timestamps older than a few minutes. Answer any 2xx within 5 s. Anything else (3xx included; redirects are not followed), a timeout or a connection error is retried after 1 min, 5 min, 15 min, 1 h and 4 h: at most 6 attempts. The same event keeps its `X-Service-Event-Id` across retries and redeliveries: use it to ignore duplicates.
+         * @description Verify `X-Service-Signature` (or `webhook-signature`, with a Standard Webhooks library) over the raw request body before parsing it: `v1=` + lowercase hex HMAC-SHA256 of `"<X-Service-Timestamp>.<raw body>"`, keyed with the `whsec_…` secret shown when WEBHOOK was first enabled for the type; reject timestamps older than a few minutes. Answer any 2xx within 5 s. Anything else (3xx included; redirects are not followed), a timeout or a connection error is retried after 1 min, 5 min, 15 min, 1 h and 4 h: at most 6 attempts. The same event keeps its `X-Service-Event-Id` across retries and redeliveries: use it to ignore duplicates.
          */
         post: operations["receiveFundingEvent"];
         delete?: never;
@@ -218,7 +238,7 @@ export interface components {
             durationMs: number;
             error: string | null;
             /** @enum {string} */
-            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
+            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error" | "circuit_open";
             /** @description First bytes (≤ 1 KiB) of the response body. */
             responseExcerpt: string | null;
             /** Format: date-time */
@@ -245,7 +265,7 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             /**
-             * @description Why a PENDING delivery waits beyond its schedule: its endpoint stopped answering, so its deliveries are parked (not failed, no attempt used) until a probe gets an answer at `nextAttemptAt`. Null otherwise.
+             * @description Why a PENDING delivery waits beyond its schedule (a recovered delivery queued behind live traffic, due at `nextAttemptAt`). Null otherwise. An attempt due while its endpoint's circuit is open is not postponed: it is recorded as a skipped attempt (outcome `circuit_open`).
              * @example endpoint unreachable (5 attempts in a row timed out or failed to connect); circuit open, next try at 2026-11-24T10:15:30.000Z
              */
             waitingReason: string | null;
@@ -268,7 +288,7 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
             /**
-             * @description Why a PENDING delivery waits beyond its schedule: its endpoint stopped answering, so its deliveries are parked (not failed, no attempt used) until a probe gets an answer at `nextAttemptAt`. Null otherwise.
+             * @description Why a PENDING delivery waits beyond its schedule (a recovered delivery queued behind live traffic, due at `nextAttemptAt`). Null otherwise. An attempt due while its endpoint's circuit is open is not postponed: it is recorded as a skipped attempt (outcome `circuit_open`).
              * @example endpoint unreachable (5 attempts in a row timed out or failed to connect); circuit open, next try at 2026-11-24T10:15:30.000Z
              */
             waitingReason: string | null;
@@ -393,6 +413,11 @@ export interface components {
             eventIds: string[];
             /** @description Webhook deliveries queued (events whose user has WEBHOOK enabled for the type). */
             queuedDeliveries: number;
+            /**
+             * @description Present (true) only when the answer is the stored result of an earlier call with the same `Idempotency-Key` and the same events: nothing new was stored or sent.
+             * @enum {boolean}
+             */
+            replayed?: true;
         };
         RecoverDeliveriesDto: {
             /**
@@ -427,12 +452,18 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret also signs `webhook-signature` (the overlap asked for); null when it stopped at once.
+             * @example 2026-11-26T09:30:00.000Z
+             */
+            previousSecretValidUntil: string | null;
             type: components["schemas"]["EventType"];
             /** Format: date-time */
             updatedAt: string;
             /**
-             * @description The new signing secret, returned exactly once. The previous secret stops signing at once: the next attempt, pending retries included, is signed with this one. The HMAC key is this whole string, UTF-8 encoded.
-             * @example whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w
+             * @description The new signing secret, returned exactly once. The next attempt, pending retries included, is signed with this one (and, during an overlap, `webhook-signature` with the previous one too). The `X-Service-Signature` HMAC key is this whole string, UTF-8 encoded; the `webhook-signature` key the bytes its base64 after `whsec_` encodes.
+             * @example whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w=
              */
             webhookSecret: string;
             /**
@@ -442,6 +473,11 @@ export interface components {
             webhookUrl?: string | null;
         };
         RotateSecretDto: {
+            /**
+             * @description Hours during which the secret being replaced still signs the Standard Webhooks `webhook-signature` next to the new one (two space-separated signatures), so a receiver verifying that header switches secrets without rejecting a delivery. `X-Service-Signature` always carries the new secret only. 0 (the default): the old secret stops at once.
+             * @example 24
+             */
+            overlapHours?: number;
             /** @example RATE_SPIKE */
             type: components["schemas"]["WebhookEventType"];
         };
@@ -454,7 +490,7 @@ export interface components {
             durationMs: number;
             error: string | null;
             /** @enum {string} */
-            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
+            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error" | "circuit_open";
             responseExcerpt: string | null;
             /** @description HTTP status of the answer; null when none came. */
             statusCode: number | null;
@@ -491,7 +527,7 @@ export interface components {
             updatedAt: string;
             /**
              * @description The signing secret, returned exactly once: in the response to the first enable of WEBHOOK for this event type. It cannot be retrieved later. The HMAC key is this whole string, UTF-8 encoded.
-             * @example whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8
+             * @example whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8=
              */
             webhookSecret?: string;
             /**
@@ -533,6 +569,62 @@ export interface components {
          * @enum {string}
          */
         WebhookEventType: "RATE_SPIKE" | "RATE_DROP" | "RATE_FLOOR_BLOCKED" | "LOAN_EXECUTED" | "LOAN_EXPIRING" | "LOAN_EARLY_REPAID" | "LARGE_EARLY_REPAYMENT" | "LARGE_LOAN_FILLED" | "STALE_OFFER" | "KILL_SWITCH_ACTIVATED" | "STRATEGY_PAUSED" | "STRATEGY_ERROR" | "STRATEGY_TICK_STALE" | "API_KEY_INVALID" | "API_KEY_PERMISSIONS_CHANGED" | "PLATFORM_OUTAGE" | "PLATFORM_RECOVERED" | "SYSTEM_ALERT" | "LOW_UTILIZATION" | "IDLE_CASH" | "FEE_TIER_CHANGED" | "DAILY_DIGEST" | "WEEKLY_DIGEST" | "MONTHLY_DIGEST" | "YEARLY_DIGEST";
+        WebhookHealthDto: {
+            /**
+             * Format: date-time
+             * @description With `CIRCUIT_OPEN`: when the next probe may go (may be past: the next attempt probes).
+             */
+            circuitOpenUntil: string | null;
+            /**
+             * Format: date-time
+             * @description When auto-disable last turned the webhook off; null if it never did.
+             */
+            disabledAt: string | null;
+            /** @description With `DISABLED`: why, in English, with the figures. */
+            disabledReason?: string;
+            /** @description With `DISABLED`. */
+            disabledReasonCode?: components["schemas"]["WebhookDisabledReasonCode"];
+            enabled: boolean;
+            /** @description Attempts in a row that failed since the last 2xx (skipped attempts not counted). */
+            failedAttemptsInRow: number;
+            /**
+             * Format: date-time
+             * @description When the first of those failed attempts started; null when there are none.
+             */
+            failingSince: string | null;
+            /** @description The latest attempt that made (or was refused before) a request; absent before the first one. */
+            lastAttempt?: components["schemas"]["WebhookLastAttemptDto"];
+            /**
+             * Format: date-time
+             * @description When the latest attempt answered with a 2xx started.
+             */
+            lastSuccessAt: string | null;
+            /** @description `OFF`: the user turned the webhook off. `DISABLED`: the service turned it off (auto-disable; see `disabledReason`). `CIRCUIT_OPEN`: its endpoint stopped answering, attempts are skipped without a request until `circuitOpenUntil`, then one probe goes; a 2xx closes it. `FAILING`: at least the configured number of attempts in a row failed (default 3). `HEALTHY` otherwise (fewer failures show in `failedAttemptsInRow`). */
+            state: components["schemas"]["WebhookHealthState"];
+            type: components["schemas"]["EventType"];
+            /** @description Deliveries of this type waiting for their next attempt (PENDING). Counted among at most 10,000 of the user's waiting deliveries: past that, a lower bound. */
+            waitingDeliveries: number;
+            /** Format: uri */
+            webhookUrl: string | null;
+        };
+        /**
+         * @description `OFF`: the user turned the webhook off. `DISABLED`: the service turned it off (auto-disable; see `disabledReason`). `CIRCUIT_OPEN`: its endpoint stopped answering, attempts are skipped without a request until `circuitOpenUntil`, then one probe goes; a 2xx closes it. `FAILING`: at least the configured number of attempts in a row failed (default 3). `HEALTHY` otherwise (fewer failures show in `failedAttemptsInRow`).
+         * @enum {string}
+         */
+        WebhookHealthState: "HEALTHY" | "FAILING" | "CIRCUIT_OPEN" | "DISABLED" | "OFF";
+        WebhookLastAttemptDto: {
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            at: string;
+            /** @description Why it failed, as the delivery log says it (at most 255 characters; no header values or bodies); null on success. */
+            error: string | null;
+            /** @enum {string} */
+            outcome: "success" | "http_error" | "timeout" | "connect_error" | "blocked" | "tls_error";
+            /** @description HTTP status of the answer; null when none came. */
+            statusCode: number | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -545,7 +637,14 @@ export interface operations {
     publishEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description One key per request (the whole batch), 1 to 255 visible ASCII characters, e.g. a UUID made once and kept for every retry of that request. Within 24 h (`RETENTION_IDEMPOTENCY_KEY_HOURS`), the same key with the same events answers 202 with the first call's `eventIds` and `queuedDeliveries` and `replayed: true`, storing and sending nothing new, on any instance; with other events it answers 409. A call made while the first is still committing waits for it and answers its result (or 503 when that takes longer than the publish deadline; retry). Keys belong to the bearer token: another token never sees them. The events compare as JSON values (payload key order and the spelling of `createdAt` aside); an event without `createdAt` takes the first call's publish time. */
+                "Idempotency-Key"?: string;
+                /** @description W3C Trace Context (level 1): the span that publishes. Every attempt of these events (retries, redeliveries and recoveries included) sends a `traceparent` with the same trace id, a span id of its own per attempt (a child span of the publish) and the same sampled flag, so receivers can join the trace. Parsed as W3C says: version `00` exactly (lowercase hex, trace id and parent id not all zero; the flags other than sampled are sent as zero), a later version by its version 00 fields. An invalid value is ignored, as W3C tells receivers to do (the publish goes on, untraced), never a 400. */
+                traceparent?: string;
+                /** @description W3C Trace Context vendor data, taken only with a valid `traceparent` and forwarded unchanged with every attempt. Invalid: ignored. Longer than 512 characters: cut as W3C says (members over 128 characters first, then from the end). */
+                tracestate?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -581,6 +680,15 @@ export interface operations {
             };
             /** @description Not found (also for another user's ids, so ids do not leak). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description The `Idempotency-Key` was used within its window for different events; nothing was stored. Use a new key. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -989,7 +1097,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description The delivery is still PENDING (its retry cycle is running); redeliver it once it has ended. */
+            /** @description A delivery of the event is still PENDING (its retry cycle is running); redeliver once it has ended. */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1088,6 +1196,54 @@ export interface operations {
             };
             /** @description Request body is not `application/json`. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    listWebhookHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookHealthDto"][];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1288,10 +1444,29 @@ export interface operations {
             query?: never;
             header: {
                 /**
+                 * @description W3C Trace Context, only when the event was published in a trace: the trace id of the publish, this attempt's own span id (a new one per attempt), the sampled flag. Not signed: use it to join the trace, never to decide anything.
+                 * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01
+                 */
+                traceparent?: string;
+                /**
+                 * @description W3C Trace Context vendor data, as the publisher sent it, when it sent one with its `traceparent`. Not signed.
+                 * @example rojo=00f067aa0ba902b7
+                 */
+                tracestate?: string;
+                /**
                  * @description The service and its public site.
                  * @example Service/0.1.0 (+https://funding.example.com)
                  */
                 "User-Agent": string;
+                /** @description Standard Webhooks: the event id, the same as `X-Service-Event-Id`. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `"<webhook-id>.<webhook-timestamp>.<raw body>"`, keyed with the bytes the base64 after `whsec_` encodes; several, space-separated, during a secret rotation. Any official Standard Webhooks library verifies it. */
+                "webhook-signature": string;
+                /**
+                 * @description Standard Webhooks: the same as `X-Service-Timestamp`.
+                 * @example 1763800000
+                 */
+                "webhook-timestamp": number;
                 /** @description Attempt number within this delivery, from 1. */
                 "X-Service-Attempt": number;
                 /** @description Stable id of the event: the same on every retry and redelivery. */

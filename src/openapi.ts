@@ -1,7 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
-import { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';
+import { EVENT_TYPE_SCHEMA_DESCRIPTIONS, WebhookEventBodyDto, webhookDocumentation } from './index';
 import { SERVICE_VERSION } from './version';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {

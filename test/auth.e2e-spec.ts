@@ -32,6 +32,7 @@ describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) 
       ['an expired token', signUserToken(TEST_JWT_SECRET, 1, -10)],
       ['a token not valid yet (nbf)', signed({ sub: '1', nbf: now() + 3600 })],
       ['a token without exp (it would never expire)', new JwtService({ secret: TEST_JWT_SECRET }).sign({ sub: '1' })],
+      ['a token that expires in the year 9999 (lifetime over 7 days)', signUserToken(TEST_JWT_SECRET, 1, 253402300799 - now())],
       ['a token with a crit header', signed({ sub: '1' }, TEST_JWT_SECRET, 'HS256', { header: { alg: 'HS256', crit: ['exp'] } })],
       [
         'a tampered payload',

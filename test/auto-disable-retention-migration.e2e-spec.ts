@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { databaseOptions } from '../src/database/database-options';
 import { NOTIFICATIONS_MIGRATIONS } from '../src/notifications/notifications.schema';
+import { OnePendingDeliveryPerEvent1764200000000 } from '../src/notifications/migrations/1764200000000-one-pending-delivery-per-event';
 import { persistentDatabase } from './support/persistent-database';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
@@ -76,7 +77,7 @@ describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an e
   });
 
   it('then adds the waiting reason of parked deliveries, null for the existing ones, and reverts without losing a row', async () => {
-    const latest = await connect(NOTIFICATIONS_MIGRATIONS);
+    const latest = await connect(NOTIFICATIONS_MIGRATIONS.slice(0, 4));
     try {
       expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['AddDeliveryWaitingReason1764100000000']);
       expect(await latest.query('SELECT status, waiting_reason FROM webhook_deliveries')).toEqual([
@@ -89,6 +90,34 @@ describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an e
       expect(reverted?.foreignKeys.map((key) => key.name)).toContain('fk_webhook_deliveries_event');
       for (const table of ['webhook_signing_secrets', 'webhook_events', 'webhook_deliveries', 'webhook_delivery_attempts'])
         expect(await count(latest, table)).toBe(1);
+      expect(await latest.runMigrations()).toHaveLength(1);
+    } finally {
+      await latest.destroy();
+    }
+  });
+
+  it('then keeps one PENDING delivery per event: cycles that ran side by side keep their oldest, a second is refused', async () => {
+    const latest = await connect(
+      NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(OnePendingDeliveryPerEvent1764200000000) + 1),
+    );
+    const pendingOf = (event: string) =>
+      `INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('${event}', 5, 'RATE_SPIKE', 'PENDING', 0, 3, 3)`;
+    try {
+      await latest.query(pendingOf('e1'));
+      await latest.query(pendingOf('e1'));
+      expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['OnePendingDeliveryPerEvent1764200000000']);
+      expect(await latest.query('SELECT id, status FROM webhook_deliveries ORDER BY id')).toEqual([
+        { id: 1, status: 'DELIVERED' },
+        { id: 2, status: 'PENDING' },
+        { id: 3, status: 'CANCELLED' },
+      ]);
+      await expect(latest.query(pendingOf('e1'))).rejects.toThrow(/UNIQUE|Duplicate/);
+      expect(await latest.query('SELECT was_delivered FROM webhook_events')).toEqual([{ was_delivered: 0 }]);
+
+      await latest.undoLastMigration();
+      await latest.query(pendingOf('e1'));
+      expect(await count(latest, 'webhook_deliveries')).toBe(4);
+      await latest.query("DELETE FROM webhook_deliveries WHERE status = 'PENDING'");
       expect(await latest.runMigrations()).toHaveLength(1);
     } finally {
       await latest.destroy();

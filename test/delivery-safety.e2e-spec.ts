@@ -1,3 +1,4 @@
+import { DeliveryLogRepository } from '../src/notifications/delivery/delivery-log.repository';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
@@ -89,7 +90,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
           { claim: current, record },
         ]),
       ).toEqual([false, true]);
-      const attempts = await outbox.attemptsOf(current.id);
+      const attempts = await t.app.get(DeliveryLogRepository).attemptsOf(current.id);
       expect(attempts.map((attempt) => [attempt.attemptNumber, attempt.outcome])).toEqual([
         [1, 'http_error'],
         [2, 'success'],

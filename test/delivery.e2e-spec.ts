@@ -79,7 +79,11 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
 
   it('sends exactly the request the OpenAPI document describes under webhooks', async () => {
     await enable();
-    await t.publish(event()).expect(202);
+    await t
+      .publish(event())
+      .set('traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+      .set('tracestate', 'rojo=00f067aa0ba902b7')
+      .expect(202);
     const [request] = await t.waitForDelivery({ userId });
 
     const document = (await t.http().get('/api/docs-json').expect(200)).body;

@@ -1,20 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, resolve } from 'node:path';
+import { withStagedLibrary } from '../src/scripts/library-package';
 
 const ROOT = resolve(__dirname, '..');
 const LINK = /\]\(([^)\s]+)\)/g;
 /** A relative path quoted as code (`../shared/spec.md`): a reference to a file, even without a link. */
 const QUOTED_PATH = /`(\.\.\/[^`\s]+)`/g;
 
-/** The files `npm pack` would publish, relative to the package root. */
+/** The files `npm pack` would publish in the library's tarball (packed from its generated manifest), relative to its root. */
 function packedFiles(): string[] {
-  const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  return (JSON.parse(output) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
+  return withStagedLibrary((_stage, packed) => packed);
 }
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */

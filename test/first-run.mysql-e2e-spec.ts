@@ -95,6 +95,12 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration CreateWebhookDeliveries1763900000000',
       'Applied migration AddAutoDisableAndRetentionIndexes1764000000000',
       'Applied migration AddDeliveryWaitingReason1764100000000',
+      'Applied migration OnePendingDeliveryPerEvent1764200000000',
+      'Applied migration CreateEndpointProbes1764300000000',
+      'Applied migration CreateIdempotencyKeys1764400000000',
+      'Applied migration AddRotationOverlap1764500000000',
+      'Applied migration AddEventTraceContext1764600000000',
+      'Applied migration CreateWebhookHealth1764700000000',
     ]);
     expect(lines.filter((line) => line.context === 'Config' && line.level === 40).map((line) => line.msg)).toEqual([
       expect.stringMatching(/^JWT_SECRET is not set: generated a development value in /),

@@ -33,7 +33,8 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
       (await t.http().get(DELIVERIES).query({ limit: 100 }).set('Authorization', t.bearer(userId)).expect(200)).body.data as {
         status: string;
         attemptCount: number;
-        waitingReason: string | null;
+        lastError: string | null;
+        nextAttemptAt: string;
       }[];
 
     it('holds at most its cap of slots, so another user’s event goes out at once', async () => {
@@ -48,49 +49,54 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
       expect(deadRequests()).toHaveLength(2);
     });
 
-    it('opens the circuit after its attempts time out: the rest wait in the outbox, not failed, and the log says why', async () => {
+    it('opens the circuit after its attempts time out: the rest are skipped without a request, each using one attempt, and the log says why', async () => {
       await t.settle();
 
       expect(deadRequests()).toHaveLength(2);
       const deliveries = await log(1);
       expect(deliveries).toHaveLength(20);
-      expect(deliveries.every((delivery) => delivery.status === 'PENDING')).toBe(true);
-      const parked = deliveries.filter((delivery) => delivery.attemptCount === 0);
-      expect(parked).toHaveLength(18);
+      expect(deliveries.every((delivery) => delivery.status === 'PENDING' && delivery.attemptCount === 1)).toBe(true);
+      const skipped = deliveries.filter((delivery) => delivery.lastError?.startsWith('circuit open'));
+      expect(skipped).toHaveLength(18);
       const reopensAt = new Date(t.clock.now() + COOL_DOWN_MS).toISOString();
-      for (const delivery of parked)
-        expect(delivery.waitingReason).toBe(
-          `endpoint unreachable (1 attempt timed out or failed to connect); circuit open, next try at ${reopensAt}`,
+      for (const delivery of skipped) {
+        expect(delivery.lastError).toBe(
+          `circuit open for ${new URL(t.receiver.url('/dead')).host} until ${reopensAt}; no request made (endpoint unreachable (1 attempt timed out or failed to connect); circuit open, next try at ${reopensAt})`,
         );
+        expect(delivery.nextAttemptAt).toBe(new Date(t.clock.now() + 60_000).toISOString()); // on the spec's schedule
+      }
       const metrics = await t.app.get(NotificationsMetrics).registry.metrics();
       expect(metrics).toContain('webhook_circuits_open 1');
       expect(metrics).toContain('webhook_circuits_opened_total 1');
       expect(metrics).toContain('webhook_deliveries_parked_total 18');
+      expect(metrics).toContain('webhook_attempts_total{outcome="circuit_open"} 18');
     });
 
-    it('parks what is published while the circuit is open, without a request', async () => {
+    it('skips what is published while the circuit is open, without a request', async () => {
       await t.publish(event(1, 'while open')).expect(202);
       await t.settle();
       expect(deadRequests()).toHaveLength(2);
-      expect((await log(1)).filter((delivery) => delivery.waitingReason !== null)).toHaveLength(19);
+      expect((await log(1)).filter((delivery) => delivery.lastError?.startsWith('circuit open'))).toHaveLength(19);
     });
 
-    it('probes once after the cool-down, then delivers every parked event as soon as the endpoint answers', async () => {
+    it('probes once when the next attempts come due after the cool-down, then delivers every event as soon as the endpoint answers', async () => {
       t.receiver.respondWith({ status: 204 }, { path: '/dead' });
-      t.advance(COOL_DOWN_MS);
-      await t.runScheduler();
+      t.advance(60_000);
+      expect(await t.runScheduler()).toBe(21);
 
-      expect(deadRequests()).toHaveLength(2 + 19);
+      expect(deadRequests()).toHaveLength(2 + 21);
       const deliveries = await log(1);
-      expect(deliveries.filter((delivery) => delivery.status === 'DELIVERED')).toHaveLength(19);
-      expect(deliveries.every((delivery) => delivery.waitingReason === null)).toBe(true);
+      expect(deliveries.every((delivery) => delivery.status === 'DELIVERED' && delivery.attemptCount === 2)).toBe(true);
       expect(await t.app.get(NotificationsMetrics).registry.metrics()).toContain('webhook_circuits_open 0');
-
-      t.advance(60_000); // the two attempts that timed out are retried on the spec's schedule
-      expect(await t.runScheduler()).toBe(2);
-      expect((await log(1)).every((delivery) => delivery.status === 'DELIVERED')).toBe(true);
     });
   });
+
+  /** Deliveries due at `dueAt` (as a retry would be), stored without an attempt. */
+  const dueLater = async (t: TestAppWithKit, userId: number, count: number, dueAt: number) => {
+    const engine = t.app.get(OutboxEngine);
+    const stored = Array.from({ length: count }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
+    await t.app.get(DeliveryOutboxRepository).enqueue(stored, () => ({ parkUntil: dueAt, reason: 'retry' }), engine.lease());
+  };
 
   describe('an open circuit whose cool-down ends', () => {
     let t: TestAppWithKit;
@@ -108,15 +114,53 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
     );
     afterAll(() => t.close());
 
-    it('probes at once, without waiting for the next scheduler run', async () => {
+    it('probes what came due meanwhile at once, without waiting for the next scheduler run', async () => {
       await t.enableWebhook(5, 'RATE_SPIKE', '/flaky');
       t.receiver.respondNext(['hang'], { path: '/flaky' });
-      await t.publish({ events: events(5, 3) }).expect(202);
-      await t.settle(); // the first attempt timed out: the circuit is open, the other two are parked for 1 s
+      await t.publish(event(5, 'first')).expect(202);
+      await t.settle(); // the attempt timed out: the circuit is open for 1 s
+      await dueLater(t, 5, 2, t.clock.now() + 500); // two retries come due while it is open
 
       t.advance(1_000); // the cool-down is over; no runScheduler: the engine wakes by itself
-      const arrived = await t.receiver.waitForDelivery({ userId: 5, count: 3, timeoutMs: 10_000 });
+      const arrived = await t.receiver.waitForDelivery({ path: '/flaky', count: 3, timeoutMs: 10_000 });
       expect(arrived).toHaveLength(3);
+    });
+  });
+
+  describe('two circuits opened one after the other', () => {
+    let t: TestAppWithKit;
+    beforeAll(
+      async () =>
+        (t = await startTestAppWithKit(kind, {
+          delivery: {
+            concurrency: 4,
+            perEndpointConcurrency: 1,
+            timeoutMs: 200,
+            leaseMs: 20_000,
+            circuitBreaker: { failuresToOpen: 1, coolDownMs: 2_000 },
+          },
+        })),
+    );
+    afterAll(() => t.close());
+
+    it('each probe when its own cool-down ends, the later one without waiting for the next scheduler run', async () => {
+      await t.enableWebhook(7, 'RATE_SPIKE', '/first');
+      await t.enableWebhook(8, 'RATE_SPIKE', '/second');
+      t.receiver.respondNext(['hang'], { path: '/first' });
+      t.receiver.respondNext(['hang'], { path: '/second' });
+      await t.publish(event(7, 'first')).expect(202);
+      await t.settle(); // the first circuit is open until +2 s
+      await dueLater(t, 7, 1, t.clock.now() + 1_500);
+      t.advance(1_000);
+      await t.publish(event(8, 'second')).expect(202);
+      await t.settle(); // the second until +3 s
+      await dueLater(t, 8, 1, t.clock.now() + 1_500);
+
+      t.advance(1_000); // only the first cool-down is over; no runScheduler: the engine wakes by itself
+      await t.receiver.waitForDelivery({ path: '/first', count: 2, timeoutMs: 10_000 }); // the timed-out one, then the probe
+      t.advance(1_000);
+      const second = await t.receiver.waitForDelivery({ path: '/second', count: 2, timeoutMs: 10_000 });
+      expect(second).toHaveLength(2);
     });
   });
 

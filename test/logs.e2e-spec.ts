@@ -132,6 +132,18 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
     }
   });
 
+  it.each(['X-Internal-Token', 'X-Api-Key', 'X-Service-Token', 'Internal-Token'])(
+    'redacts the internal token sent in the wrong header (%s) of a publish',
+    async (header) => {
+      capture.clear();
+      const requestId = `wrong-header-${header}`;
+      await t.http().post(INTERNAL_EVENTS_PATH).set(header, INTERNAL_API_TOKEN).set('X-Request-Id', requestId).send({}).expect(401);
+      const [completed] = capture.records().filter((record) => record.reqId === requestId && record.req);
+      expect(completed.req?.headers).toMatchObject({ [header.toLowerCase()]: '[Redacted]' });
+      expect(capture.raw()).not.toContain(INTERNAL_API_TOKEN);
+    },
+  );
+
   it('redacts credentials a client puts in the wrong place: query parameters, X-Api-Key, cookies', async () => {
     const secrets = ['query-token-0123456789', 'query-access-token-0123456789', 'api-key-header-0123456789', 'cookie-0123456789'];
     capture.clear();

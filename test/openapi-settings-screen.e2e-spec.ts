@@ -47,6 +47,7 @@ describe('openapi.json, as a settings screen reads it', () => {
       'listDeliveries',
       'listEffectivePreferences',
       'listPreferences',
+      'listWebhookHealth',
       'publishEvents',
       'recoverDeliveries',
       'redeliver',

@@ -32,7 +32,7 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
       enabled: true,
       webhookUrl: HOOK,
       hasWebhookSecret: true,
-      webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
+      webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       updatedAt: expect.any(String),
     });
     const secret: string = first.body.webhookSecret;
@@ -73,6 +73,16 @@ describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kin
     const reenabled = await enableWebhook('RATE_SPIKE', 'https://other.example.com/hook').expect(200);
     expect(reenabled.body).toMatchObject({ enabled: true, webhookUrl: 'https://other.example.com/hook', hasWebhookSecret: true });
     expect(reenabled.body).not.toHaveProperty('webhookSecret');
+  });
+
+  it.each([
+    ['a lone surrogate in the path', 'https://hooks.example.com/\ud800', 'https://hooks.example.com/%EF%BF%BD'],
+    ['an upper-case host and the default port', 'https://HOOKS.Example.com:443/Funding?a=1', 'https://hooks.example.com/Funding?a=1'],
+    ['no path', 'https://hooks.example.com', 'https://hooks.example.com/'],
+  ])('stores and answers the URL as validated, normalized: %s', async (_, sent, stored) => {
+    expect((await enableWebhook('RATE_SPIKE', sent).expect(200)).body.webhookUrl).toBe(stored);
+    const [listed] = (await get().expect(200)).body;
+    expect(listed.webhookUrl).toBe(stored);
   });
 
   it('does not create a secret for a webhook saved disabled', async () => {

@@ -1,8 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import supertest from 'supertest';
 import { Agent, request } from 'undici';
+import { signStandardWebhook } from '../src/notifications/delivery/standard-webhooks-signature';
 import { signWebhook } from '../src/notifications/delivery/webhook-signature';
 import { buildSignatureVectors, SIGNATURE_VECTORS_FILE } from '../src/scripts/signature-vectors';
 import { generateTestCertificate } from '../src/testing/test-certificate';
@@ -22,7 +25,42 @@ const EXAMPLES = [
   { name: 'Go', command: ['go', 'run', 'examples/receivers/go/receiver.go'], path: '/webhooks/funding' },
 ];
 const VECTOR_COUNT = buildSignatureVectors().vectors.length;
+const SW_VECTOR_COUNT = buildSignatureVectors().standardWebhooks.vectors.length;
+// WEBHOOK_SCHEME: which signature an example checks (x-service is its default).
+const SCHEMES = ['x-service', 'standard-webhooks'] as const;
+type Scheme = (typeof SCHEMES)[number];
 const START_TIMEOUT_MS = 120_000; // the first `go run` compiles
+// Bodies that verify but are not a JSON object: each must get 400, not 500 or a dropped connection.
+const NOT_OBJECTS = ['', '[]', '"x"', 'null', '{"type":'];
+// An address of this machine other than loopback, if it has one: an example bound to 127.0.0.1 refuses it.
+const NON_LOOPBACK_ADDRESS = Object.values(networkInterfaces())
+  .flat()
+  .find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
+
+/** The event id, timestamp and signature headers of `scheme`, signed as the service signs them. */
+function signedHeaders(scheme: Scheme, secret: string, eventId: string, timestamp: number, body: string): Record<string, string> {
+  return scheme === 'x-service'
+    ? {
+        'x-service-event-id': eventId,
+        'x-service-timestamp': String(timestamp),
+        'x-service-signature': signWebhook(secret, timestamp, body),
+      }
+    : {
+        'webhook-id': eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signStandardWebhook([secret], eventId, timestamp, body),
+      };
+}
+
+/** Undefined when a TCP connection to host:port opens, else the error code (ECONNREFUSED when nothing listens there). */
+function connectError(host: string, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 5_000 });
+    socket.once('connect', () => (socket.destroy(), resolve(undefined)));
+    socket.once('timeout', () => (socket.destroy(), resolve('timeout')));
+    socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+  });
+}
 
 describe('receiver examples against real deliveries', () => {
   let kit: TestNotifications;
@@ -83,103 +121,155 @@ describe('receiver examples against real deliveries', () => {
     START_TIMEOUT_MS,
   );
 
-  describe.each(EXAMPLES.map((example, index) => ({ ...example, userId: index + 1 })))('$name', (example) => {
-    let receiver: ExampleProcess;
-    let url: string;
-    let secret: string;
+  describe.each(EXAMPLES.map((example, index) => ({ ...example, index })))('$name', (example) => {
+    // One process per scheme, each with its own user (and so its own webhook and secret).
+    const running = {} as Record<Scheme, { receiver: ExampleProcess; port: number; url: string; secret: string; userId: number }>;
     const http = () => supertest(kit.app.getHttpServer());
-    const auth = () => kit.bearer(example.userId);
-    const outcomes = (eventId: string) => receiver.jsonLines().filter((line) => line.eventId === eventId);
-
-    beforeAll(async () => {
-      const port = await freePort();
-      url = `https://127.0.0.1:${port}${example.path}`;
-      const enabled = await http()
-        .put(SETTINGS)
-        .set('Authorization', auth())
-        .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: true, webhookUrl: url })
-        .expect(200);
-      secret = enabled.body.webhookSecret as string;
-      const [command, ...args] = example.command;
-      receiver = startExampleProcess(command, args, {
-        WEBHOOK_SECRET: secret,
-        PORT: String(port),
-        TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
-        TLS_KEY_FILE: join(tlsDir, 'key.pem'),
-      });
-      await receiver.waitForLine((line) => line.startsWith('listening on https://'), START_TIMEOUT_MS);
-      kit.clock.advance(Date.now() - kit.clock.now());
-    }, START_TIMEOUT_MS + 10_000);
-    afterAll(() => receiver?.stop());
-
-    it('verifies and processes each delivered event exactly once, and answers a redelivery 2xx as a duplicate', async () => {
-      const events = [1500, 2500].map((amount) => ({
-        userId: example.userId,
-        type: EventType.LOAN_EXECUTED,
-        severity: Severity.INFO,
-        title: 'Loan executed',
-        body: `A USD loan of ${amount} was executed — 0,02 % pro Tag 📈`,
-        payload: { currency: 'USD', amount },
-      }));
-      const { eventIds } = await kit.publisher.publishMany(events);
-      for (const eventId of eventIds) await receiver.waitForLine((line) => line.includes(eventId));
-      for (const eventId of eventIds) {
-        expect(outcomes(eventId)).toEqual([{ outcome: 'processed', eventId, type: 'LOAN_EXECUTED', userId: example.userId }]);
-      }
-      await kit.settle();
-
-      const { body: log } = await http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', auth()).expect(200);
-      expect(log.data).toHaveLength(2);
-      for (const delivery of log.data) expect(delivery).toMatchObject({ status: 'DELIVERED', attemptCount: 1 });
-
-      const original = log.data.find((delivery: { eventId: string }) => delivery.eventId === eventIds[0]);
-      const { body: redelivery } = await http()
-        .post(`${SETTINGS}/webhook-deliveries/${original.id}/redeliver`)
-        .set('Authorization', auth())
-        .expect(202);
-      await receiver.waitForLine((line) => line.includes('"duplicate"') && line.includes(eventIds[0]));
-      await kit.settle();
-      const { body: detail } = await http().get(`${SETTINGS}/webhook-deliveries/${redelivery.id}`).set('Authorization', auth()).expect(200);
-      expect(detail).toMatchObject({
-        eventId: eventIds[0],
-        status: 'DELIVERED',
-        attempts: [{ statusCode: 200, responseExcerpt: 'duplicate' }],
-      });
-      expect(outcomes(eventIds[0]).map((line) => line.outcome)).toEqual(['processed', 'duplicate']);
-      expect(outcomes(eventIds[1]).map((line) => line.outcome)).toEqual(['processed']);
-    });
-
-    it('answers 400 to a wrong signature and to a correctly signed but stale timestamp, and processes neither, then processes a correct one', async () => {
-      const body = JSON.stringify({ type: 'LOAN_EXECUTED', userId: example.userId });
-      const send = async (signingSecret: string, timestamp: number, eventId: string) => {
-        const response = await request(url, {
+    const outcomes = (scheme: Scheme, eventId: string) => running[scheme].receiver.jsonLines().filter((line) => line.eventId === eventId);
+    /** A hand-signed request to the receiver of `scheme`: `status text`, or how it failed without an answer. */
+    const send = async (scheme: Scheme, body: string, headers: Record<string, string>) => {
+      try {
+        const response = await request(running[scheme].url, {
           dispatcher: agent,
           method: 'POST',
           body,
-          headers: {
-            'content-type': 'application/json',
-            'x-service-event-id': eventId,
-            'x-service-timestamp': String(timestamp),
-            'x-service-signature': signWebhook(signingSecret, timestamp, body),
-          },
+          headers: { 'content-type': 'application/json', ...headers },
         });
-        return { status: response.statusCode, text: await response.body.text() };
-      };
-      const now = Math.floor(Date.now() / 1000);
-      expect((await send(`${secret}x`, now, 'forged-1')).status).toBe(400);
-      expect((await send(secret, now - 301, 'replayed-1')).status).toBe(400);
-      expect(await send(secret, now, 'hand-signed-1')).toEqual({ status: 200, text: 'processed' });
-      expect(outcomes('forged-1')).toEqual([{ outcome: 'rejected', eventId: 'forged-1' }]);
-      expect(outcomes('replayed-1')).toEqual([{ outcome: 'rejected', eventId: 'replayed-1' }]);
+        return `${response.statusCode} ${(await response.body.text()).trim()}`;
+      } catch (error) {
+        return `no answer: ${(error as { code?: string }).code ?? String(error)}`;
+      }
+    };
+
+    beforeAll(async () => {
+      await Promise.all(
+        SCHEMES.map(async (scheme, schemeIndex) => {
+          const userId = example.index + 1 + schemeIndex * EXAMPLES.length;
+          const port = await freePort();
+          const url = `https://127.0.0.1:${port}${example.path}`;
+          const enabled = await http()
+            .put(SETTINGS)
+            .set('Authorization', kit.bearer(userId))
+            .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: true, webhookUrl: url })
+            .expect(200);
+          const secret = enabled.body.webhookSecret as string;
+          const [command, ...args] = example.command;
+          const receiver = startExampleProcess(command, args, {
+            WEBHOOK_SECRET: secret,
+            WEBHOOK_SCHEME: scheme,
+            PORT: String(port),
+            TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
+            TLS_KEY_FILE: join(tlsDir, 'key.pem'),
+          });
+          running[scheme] = { receiver, port, url, secret, userId };
+          await receiver.waitForLine((line) => line.startsWith('listening on https://'), START_TIMEOUT_MS);
+        }),
+      );
+      kit.clock.advance(Date.now() - kit.clock.now());
+    }, START_TIMEOUT_MS + 10_000);
+    afterAll(() => Promise.all(SCHEMES.map((scheme) => running[scheme]?.receiver.stop())));
+
+    it.each(SCHEMES)(
+      '%s: verifies and processes each delivered event exactly once, and answers a redelivery 2xx as a duplicate',
+      async (scheme) => {
+        const { receiver, userId } = running[scheme];
+        const auth = () => kit.bearer(userId);
+        const events = [1500, 2500].map((amount) => ({
+          userId,
+          type: EventType.LOAN_EXECUTED,
+          severity: Severity.INFO,
+          title: 'Loan executed',
+          body: `A USD loan of ${amount} was executed — 0,02 % pro Tag 📈`,
+          payload: { currency: 'USD', amount },
+        }));
+        const { eventIds } = await kit.publisher.publishMany(events);
+        for (const eventId of eventIds) await receiver.waitForLine((line) => line.includes(eventId));
+        for (const eventId of eventIds) {
+          expect(outcomes(scheme, eventId)).toEqual([{ outcome: 'processed', eventId, type: 'LOAN_EXECUTED', userId }]);
+        }
+        await kit.settle();
+
+        const { body: log } = await http().get(`${SETTINGS}/webhook-deliveries`).set('Authorization', auth()).expect(200);
+        expect(log.data).toHaveLength(2);
+        for (const delivery of log.data) expect(delivery).toMatchObject({ status: 'DELIVERED', attemptCount: 1 });
+
+        const original = log.data.find((delivery: { eventId: string }) => delivery.eventId === eventIds[0]);
+        const { body: redelivery } = await http()
+          .post(`${SETTINGS}/webhook-deliveries/${original.id}/redeliver`)
+          .set('Authorization', auth())
+          .expect(202);
+        await receiver.waitForLine((line) => line.includes('"duplicate"') && line.includes(eventIds[0]));
+        await kit.settle();
+        const { body: detail } = await http()
+          .get(`${SETTINGS}/webhook-deliveries/${redelivery.id}`)
+          .set('Authorization', auth())
+          .expect(200);
+        expect(detail).toMatchObject({
+          eventId: eventIds[0],
+          status: 'DELIVERED',
+          attempts: [{ statusCode: 200, responseExcerpt: 'duplicate' }],
+        });
+        expect(outcomes(scheme, eventIds[0]).map((line) => line.outcome)).toEqual(['processed', 'duplicate']);
+        expect(outcomes(scheme, eventIds[1]).map((line) => line.outcome)).toEqual(['processed']);
+      },
+    );
+
+    it.each(SCHEMES)(
+      '%s: answers 400 to a wrong signature and to a correctly signed but stale timestamp, and processes neither, then processes a correct one',
+      async (scheme) => {
+        const { secret, userId } = running[scheme];
+        const body = JSON.stringify({ type: 'LOAN_EXECUTED', userId });
+        const now = Math.floor(Date.now() / 1000);
+        const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
+        expect(await send(scheme, body, signedHeaders(scheme, otherSecret, 'forged-1', now, body))).toBe('400 bad signature');
+        expect(await send(scheme, body, signedHeaders(scheme, secret, 'replayed-1', now - 301, body))).toBe('400 bad signature');
+        expect(await send(scheme, body, signedHeaders(scheme, secret, 'hand-signed-1', now, body))).toBe('200 processed');
+        expect(outcomes(scheme, 'forged-1')).toEqual([{ outcome: 'rejected', eventId: 'forged-1' }]);
+        expect(outcomes(scheme, 'replayed-1')).toEqual([{ outcome: 'rejected', eventId: 'replayed-1' }]);
+        if (scheme === 'standard-webhooks') {
+          // Its signature covers the id: a captured request replayed under another webhook-id fails.
+          const replayed = { ...signedHeaders(scheme, secret, 'hand-signed-1', now, body), 'webhook-id': 'replayed-2' };
+          expect(await send(scheme, body, replayed)).toBe('400 bad signature');
+        }
+      },
+    );
+
+    it.each(SCHEMES)(
+      '%s: answers 400 to a correctly signed body that is not a JSON object (never 500, never a reset), and keeps serving',
+      async (scheme) => {
+        const { secret, userId } = running[scheme];
+        const now = Math.floor(Date.now() / 1000);
+        const answers: string[] = [];
+        for (const [index, body] of NOT_OBJECTS.entries()) {
+          answers.push(
+            `${JSON.stringify(body)} → ${await send(scheme, body, signedHeaders(scheme, secret, `not-object-${index}`, now, body))}`,
+          );
+        }
+        expect(answers).toEqual(NOT_OBJECTS.map((body) => `${JSON.stringify(body)} → 400 body is not a JSON object`));
+        expect(outcomes(scheme, 'not-object-0')).toEqual([{ outcome: 'malformed', eventId: 'not-object-0' }]);
+        const body = JSON.stringify({ type: 'LOAN_EXECUTED', userId });
+        expect(await send(scheme, body, signedHeaders(scheme, secret, 'after-not-objects', now, body))).toBe('200 processed');
+      },
+    );
+
+    it('listens on 127.0.0.1 only, the address it printed', async () => {
+      for (const scheme of SCHEMES) {
+        const { receiver, port } = running[scheme];
+        expect(await receiver.waitForLine((line) => line.startsWith('listening on '))).toBe(`listening on https://127.0.0.1:${port}`);
+        expect(await connectError('127.0.0.1', port)).toBeUndefined();
+        // Without another address on this machine, the printed line and the loopback connection are what is checked.
+        if (NON_LOOPBACK_ADDRESS) expect(await connectError(NON_LOOPBACK_ADDRESS, port)).toBe('ECONNREFUSED');
+      }
     });
 
     it(
-      `passes every conformance vector of ${SIGNATURE_VECTORS_FILE}`,
+      `passes every conformance vector of ${SIGNATURE_VECTORS_FILE}, of both schemes`,
       async () => {
         const [command, ...args] = example.command;
         const run = startExampleProcess(command, [...args, '--vectors', SIGNATURE_VECTORS_FILE]);
         const code = await run.exited;
-        expect(run.output()).toContain(`${VECTOR_COUNT}/${VECTOR_COUNT} vectors passed`);
+        expect(run.output()).toContain(`${VECTOR_COUNT}/${VECTOR_COUNT} x-service vectors passed`);
+        expect(run.output()).toContain(`${SW_VECTOR_COUNT}/${SW_VECTOR_COUNT} standard-webhooks vectors passed`);
         expect(code).toBe(0);
       },
       START_TIMEOUT_MS,

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../src/notifications/catalog/event-catalog';
-import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
+import { DeliveryLogRepository } from '../src/notifications/delivery/delivery-log.repository';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
@@ -80,13 +80,13 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
       await seed(PENDING, 400 * DAY, { attempts: 3 }),
     ];
 
-    expect(await purge()).toEqual({ delivered: 3, cancelled: 1, failed: 1, attempts: 2 + 2 + 2 + 1 + 6, events: 5 });
+    expect(await purge()).toEqual({ delivered: 3, cancelled: 1, failed: 1, attempts: 2 + 2 + 2 + 1 + 6, events: 5, idempotencyKeys: 0 });
 
     for (const { deliveryId } of deleted) expect(await exists(deliveryId)).toBe(false);
     for (const { deliveryId } of kept) expect(await exists(deliveryId)).toBe(true);
     expect(await count('webhook_delivery_attempts')).toBe(2 + 2 + 6 + 6 + 3);
     expect(await count('webhook_events')).toBe(kept.length);
-    expect(await purge()).toEqual({ delivered: 0, cancelled: 0, failed: 0, attempts: 0, events: 0 });
+    expect(await purge()).toEqual({ delivered: 0, cancelled: 0, failed: 0, attempts: 0, events: 0, idempotencyKeys: 0 });
   });
 
   it('keeps an event while a newer delivery of it (a redelivery) remains', async () => {
@@ -105,10 +105,10 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
 
   it('answers 404 and queues nothing when retention removes a delivery while it is being redelivered', async () => {
     const old = await seed(DELIVERED, 45 * DAY);
-    const outbox = t.app.get(DeliveryOutboxRepository);
-    const findForUser = outbox.findForUser.bind(outbox);
+    const log = t.app.get(DeliveryLogRepository);
+    const findForUser = log.findForUser.bind(log);
     // The race, made deterministic: the purge runs between the redeliver's read of the delivery and its insert.
-    vi.spyOn(outbox, 'findForUser').mockImplementationOnce(async (userId, id) => {
+    vi.spyOn(log, 'findForUser').mockImplementationOnce(async (userId, id) => {
       const delivery = await findForUser(userId, id);
       expect(await purge()).toMatchObject({ delivered: 1, events: 1 });
       return delivery;
@@ -134,7 +134,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     t.advance(29 * DAY);
     expect(await purge()).toMatchObject({ delivered: 0 });
     t.advance(DAY + MINUTE);
-    expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1 });
+    expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1, idempotencyKeys: 0 });
     expect((await log()).body.data).toEqual([]);
     await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);
   });

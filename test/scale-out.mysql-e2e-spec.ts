@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import {
   attachNotificationsTestKit,
@@ -11,12 +11,13 @@ import {
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
 import { startTestAppOn, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
+import { DELIVERIES } from './support/settings-api';
 
 const EVENTS = 600;
 const USER = 7;
 
 // Several instances on one MySQL/MariaDB database, each with its own connection pool, as in production.
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('three instances sharing $name', (kind) => {
+describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('three instances sharing $name', (kind) => {
   let database: TestDatabase;
   let receiver: TestReceiver;
   let clock: TestClock;
@@ -94,5 +95,38 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name === 'mysql'))('thre
     clock.advance(60_001);
     expect(await kits[2].runScheduler()).toBe(1);
     expect(receiver.requests).toHaveLength(2);
+  });
+
+  it('queues each FAILED delivery once when a recover lands on two instances at once (a client retry)', async () => {
+    const userId = 8;
+    const failed = 300;
+    const at = clock.now() - 60_000;
+    const eventIds = Array.from({ length: failed }, () => randomUUID());
+    const { dataSource } = instances[0];
+    await dataSource.query(
+      `INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ${eventIds.map(() => "(?, ?, 'LOAN_EXECUTED', '{}', ?)").join(', ')}`,
+      eventIds.flatMap((id) => [id, userId, at]),
+    );
+    await dataSource.query(
+      'INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) ' +
+        `VALUES ${eventIds.map(() => "(?, ?, 'LOAN_EXECUTED', 'FAILED', 6, ?, ?)").join(', ')}`,
+      eventIds.flatMap((id) => [id, userId, at, at]),
+    );
+
+    const since = new Date(at - 60_000).toISOString();
+    const answers = await Promise.all(
+      instances
+        .slice(0, 2)
+        .map((instance) =>
+          instance.http().post(`${DELIVERIES}/recover`).set('Authorization', instance.bearer(userId)).send({ since }).expect(202),
+        ),
+    );
+
+    expect(answers.reduce((sum, answer) => sum + answer.body.queued, 0)).toBe(failed);
+    const [pending] = await dataSource.query(
+      "SELECT COUNT(*) AS deliveries, COUNT(DISTINCT event_id) AS events FROM webhook_deliveries WHERE user_id = ? AND status = 'PENDING'",
+      [userId],
+    );
+    expect({ deliveries: Number(pending.deliveries), events: Number(pending.events) }).toEqual({ deliveries: failed, events: failed });
   });
 });

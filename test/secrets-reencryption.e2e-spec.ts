@@ -101,11 +101,38 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
     expect(await rows()).toEqual(after);
   });
 
+  it("re-seals a rotation's previous secret while its overlap runs, and drops one whose overlap ended", async () => {
+    const rotateWithOverlap = (userId: number, type: string) =>
+      t.http().post(`${SETTINGS}/webhook/rotate-secret`).set('Authorization', t.bearer(userId)).send({ type, overlapHours: 1 }).expect(200);
+    const running = await legacyWebhook('RATE_SPIKE');
+    const ended = await legacyWebhook('RATE_DROP');
+    await rotateWithOverlap(ended.userId, ended.type);
+    t.advance(60 * 60_000);
+    await rotateWithOverlap(running.userId, running.type);
+    const previousOf = async (preferenceId: number) =>
+      (
+        await t.dataSource.query<{ previous_key_id: string | null; previous_ciphertext: string | null }[]>(
+          'SELECT previous_key_id, previous_ciphertext FROM webhook_signing_secrets WHERE preference_id = ?',
+          [preferenceId],
+        )
+      )[0];
+    expect(await previousOf(running.preferenceId)).toMatchObject({ previous_key_id: 'old' });
+
+    await reencryption().run();
+    const kept = await previousOf(running.preferenceId);
+    expect(kept.previous_key_id).toBe('new');
+    const onlyNewKey = new SecretCipher([newKey]);
+    expect(onlyNewKey.open({ keyId: 'new', ciphertext: kept.previous_ciphertext! }, associatedData(running.preferenceId))).toBe(
+      running.secret,
+    );
+    expect(await previousOf(ended.preferenceId)).toEqual({ previous_key_id: null, previous_ciphertext: null });
+  });
+
   it('leaves a secret rotated between its read and its write as the rotation set it', async () => {
     const legacy = await legacyWebhook('STALE_OFFER');
     let rotatedSecret = '';
     const racingRepository = new (class extends WebhookSigningSecretRepository {
-      override async replaceIfUnchanged(read: WebhookSigningSecret, sealed: SealedSecret): Promise<boolean> {
+      override async replaceIfUnchanged(read: WebhookSigningSecret, sealed: SealedSecret, previous: SealedSecret | null): Promise<boolean> {
         if (Number(read.preferenceId) === legacy.preferenceId) {
           const rotated = await t
             .http()
@@ -115,11 +142,11 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
             .expect(200);
           rotatedSecret = rotated.body.webhookSecret;
         }
-        return super.replaceIfUnchanged(read, sealed);
+        return super.replaceIfUnchanged(read, sealed, previous);
       }
     })(t.dataSource.getRepository(WebhookSigningSecret));
 
-    const report = await new SecretsReencryption(racingRepository, new SecretCipher([newKey, oldKey])).run();
+    const report = await new SecretsReencryption(racingRepository, new SecretCipher([newKey, oldKey]), t.clock).run();
     expect(report.changedMeanwhile).toBe(1);
     expect(rotatedSecret).toMatch(/^whsec_/);
     expect(await testSendVerifies({ ...legacy, secret: rotatedSecret })).toBe(true);
@@ -166,7 +193,7 @@ describe.each(TEST_DATABASE_KINDS)('npm run secrets:reencrypt on $name', (kind) 
       SECRETS_ENCRYPTION_KEY: keySpec(...keys),
       ...(database.config.type === DbType.sqlite
         ? { DB_TYPE: 'sqlite', DB_PATH: database.config.path }
-        : { DB_TYPE: 'mysql', DATABASE_URL: database.config.url }),
+        : { DB_TYPE: database.config.type, DATABASE_URL: database.config.url }),
     };
     try {
       const { stdout, stderr } = await promisify(execFile)('npm', ['run', '-s', 'secrets:reencrypt', '--', '--batch-size=1'], { env });

@@ -144,6 +144,16 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     expect(redelivered.response.status).toBe(202);
     expect(redelivered.data).toMatchObject({ eventId: detail.data!.eventId, status: 'PENDING' });
 
+    const health = await client.GET('/api/v1/settings/notifications/webhook-health');
+    expect(health.data).toEqual([
+      expect.objectContaining({
+        type: 'LOAN_EXECUTED',
+        state: 'HEALTHY',
+        failedAttemptsInRow: 0,
+        lastAttempt: expect.objectContaining({ statusCode: 204 }),
+      }),
+    ]);
+
     // Nothing ended FAILED in the last hour: nothing to recover.
     const since = new Date(t.clock.now() - 3_600_000).toISOString();
     const recovered = await client.POST('/api/v1/settings/notifications/webhook-deliveries/recover', { body: { since } });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startTestReceiver, type TestReceiver } from '@funding/notification-webhooks/testing';
 import { DataSource } from 'typeorm';
+import { DbType } from '../src/config/environment-variables';
 import { databaseOptions } from '../src/database/database-options';
 import { persistentDatabase } from './support/persistent-database';
 import { startServiceProcess, type ServiceProcess } from './support/service-process';
@@ -34,13 +35,15 @@ describe.each(TEST_DATABASE_KINDS)('kill -9 right after the host commits, on $na
   });
 
   const env = () => ({
-    ...(database.config.type === 'mysql' ? { DB_TYPE: 'mysql', DATABASE_URL: database.config.url } : { DB_PATH: database.config.path }),
+    ...(database.config.type === DbType.sqlite
+      ? { DB_PATH: database.config.path }
+      : { DB_TYPE: database.config.type, DATABASE_URL: database.config.url }),
     JWT_SECRET: 'crash-test-jwt-secret-0123456789abcdef0123',
     SECRETS_ENCRYPTION_KEY: `k1:${KEY}`,
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     WEBHOOK_EXTRA_CA_FILE: join(dir, 'receiver-ca.pem'),
     DELIVERY_TIMEOUT_MS: '1000',
-    DELIVERY_LEASE_MS: '3000',
+    DELIVERY_LEASE_MS: '8100', // more than the timeout + 7 s (record budget and tolerated clock skew)
     LOG_LEVEL: 'warn',
   });
 

@@ -1,10 +1,19 @@
+import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
 import { PausableTcpProxy } from '../../test/support/pausable-tcp-proxy';
 import { sleep, wallMs } from '../lib/clock';
 import type { DatabaseServer } from '../lib/databases';
 import { type MainProcess, INTERNAL_TOKEN, startMainProcess } from '../lib/services';
 import { benchEvent, enableWebhooks } from '../lib/workload';
-import { checkAllDelivered, duplicatesOf, missingSeqs, receivedAttempts, startFaultRun, waitForAllDelivered } from './fault-kit';
+import {
+  type AttemptsByEvent,
+  checkAllDelivered,
+  duplicatesOf,
+  missingSeqs,
+  receivedAttempts,
+  startFaultRun,
+  waitForAllDelivered,
+} from './fault-kit';
 
 export interface HungDatabaseSize {
   readonly users: number;
@@ -28,6 +37,10 @@ const READY_BOUND_MS = 2000;
 const RECOVERY_BOUND_MS = 10_000;
 const READY_POLL_MS = 250;
 const CLIENT_TIMEOUT_MS = 30_000;
+/** A publisher retries a publish (same key, same events) until it is answered 202, for at most this long. */
+const RETRY_BUDGET_MS = 60_000;
+/** The wait before retrying a call that got no answer (no Retry-After to follow). */
+const UNANSWERED_RETRY_MS = 1000;
 
 type Phase = 'before' | 'during' | 'after';
 
@@ -39,6 +52,12 @@ interface PublishCall {
   readonly status: number;
   readonly retryAfter?: string;
   readonly seqs: readonly number[];
+  /** A retry of an earlier call of the same publish (same Idempotency-Key and events). */
+  readonly retry: boolean;
+  /** 202 answered from the key: an earlier call of this publish had committed. */
+  readonly replayed: boolean;
+  /** The event ids of a 202, in the order of `seqs`. */
+  readonly eventIds?: readonly string[];
 }
 
 interface ReadyCall {
@@ -54,6 +73,11 @@ interface ReadyCall {
  * Demands: no publish takes longer than the bound and none answers 500; those the database cannot
  * commit answer 503 with Retry-After; readiness turns 503 (answering within 2 s) and back to 200;
  * publishes get 202 again after the hang, without a restart; every event answered 202 is delivered.
+ *
+ * Publishers behave as the README asks of a producer: each publish carries an `Idempotency-Key` and is retried with the
+ * same key and events after every 503 (following Retry-After) and every call left unanswered, until it is answered 202.
+ * Demanded: every event delivered under one event id, the one its 202 named (a 503'd call that committed anyway is
+ * answered from its key on the retry, not published again).
  */
 export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSize) {
   const run = await startFaultRun(server, 'db-hang');
@@ -77,13 +101,20 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
     const publisher = async () => {
       while (!stopping) {
         const seqs = Array.from({ length: size.batchSize }, () => nextSeq++);
-        const startedAt = wallMs();
-        const answer = await post(
-          base,
-          seqs.map((seq) => benchEvent(seq, size.users)),
-        );
-        calls.push({ phase: phaseAt(startedAt), startedAt, ms: wallMs() - startedAt, seqs, ...answer });
-        await sleep(Math.max(0, size.intervalMs - (wallMs() - startedAt)));
+        const events = seqs.map((seq) => benchEvent(seq, size.users));
+        const key = randomUUID();
+        const firstStartedAt = wallMs();
+        for (let retry = false; ; retry = true) {
+          const startedAt = wallMs();
+          const answer = await post(base, events, key);
+          calls.push({ phase: phaseAt(startedAt), startedAt, ms: wallMs() - startedAt, seqs, retry, ...answer });
+          const again = answer.status === 503 || answer.status === 0;
+          if (!again || wallMs() - firstStartedAt > RETRY_BUDGET_MS) break;
+          await sleep(
+            answer.status === 503 && /^\d+$/.test(answer.retryAfter ?? '') ? Number(answer.retryAfter) * 1000 : UNANSWERED_RETRY_MS,
+          );
+        }
+        await sleep(Math.max(0, size.intervalMs - (wallMs() - firstStartedAt)));
       }
     };
     const readinessPoller = async () => {
@@ -113,9 +144,11 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
     const attempts = await waitForAllDelivered(run, acknowledged, size.leaseMs + 150_000);
     const delivered = await checkAllDelivered(run, acknowledged, attempts);
 
-    // Events answered 503 (not acknowledged) whose write committed after the answer: delivered anyway.
+    // Events never acknowledged (every call of their publish answered 503 or nothing) whose write committed anyway: delivered.
     const refusedSeqs = new Set(calls.filter((call) => call.status !== 202).flatMap((call) => call.seqs));
+    for (const seq of acknowledged) refusedSeqs.delete(seq);
     const refusedButDelivered = refusedSeqs.size - missingSeqs(refusedSeqs, await receivedAttempts(run.receiver)).length;
+    const retries = idempotentRetries(calls, attempts);
 
     const byPhase = (phase: Phase) => summarize(calls.filter((call) => call.phase === phase));
     const figures = {
@@ -159,6 +192,11 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
     }
     // Reported (figures.readiness.unreadyBeforeHang), not failed: under this load on 2 shared cores a 1 s readiness ping can miss
     // once before the hang; the properties under test are how the service answers during the hang and that it recovers.
+    if (retries.duplicatesByEventId > 0)
+      problems.push(`${retries.duplicatesByEventId} event(s) delivered under more than one event id (published again by a retry)`);
+    if (retries.deliveredUnderAnotherId > 0)
+      problems.push(`${retries.deliveredUnderAnotherId} event(s) delivered under another event id than their 202 named`);
+    if (retries.gaveUp > 0) problems.push(`${retries.gaveUp} publish(es) never answered 202 within ${RETRY_BUDGET_MS} ms of retries`);
     const serviceAlive = instance.child.exitCode === null && instance.child.signalCode === null;
     if (!serviceAlive) problems.push('the service exited');
 
@@ -172,6 +210,7 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
       notDelivered: delivered.notDelivered,
       notAcknowledged: refusedSeqs.size,
       notAcknowledgedButDelivered: refusedButDelivered,
+      idempotentRetries: retries,
       duplicates: duplicatesOf(attempts),
       badSignatures: delivered.badSignatures,
       serviceAlive,
@@ -184,21 +223,60 @@ export async function hungDatabase(server: DatabaseServer, size: HungDatabaseSiz
   }
 }
 
-async function post(base: string, events: unknown[]): Promise<{ status: number; retryAfter?: string }> {
+async function post(
+  base: string,
+  events: unknown[],
+  idempotencyKey: string,
+): Promise<{ status: number; retryAfter?: string; replayed: boolean; eventIds?: string[] }> {
   try {
     const response = await request(`${base}/api/v1/internal/notifications/events`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${INTERNAL_TOKEN}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
       body: JSON.stringify({ events }),
       headersTimeout: CLIENT_TIMEOUT_MS,
       bodyTimeout: CLIENT_TIMEOUT_MS,
     });
-    await response.body.dump();
     const retryAfter = response.headers['retry-after'];
-    return { status: response.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
+    const answer = { status: response.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter };
+    if (response.statusCode !== 202) {
+      await response.body.dump();
+      return { ...answer, replayed: false };
+    }
+    const body = (await response.body.json()) as { eventIds: string[]; replayed?: boolean };
+    return { ...answer, replayed: body.replayed === true, eventIds: body.eventIds };
   } catch {
-    return { status: 0 };
+    return { status: 0, replayed: false };
   }
+}
+
+/**
+ * What the idempotency keys did: of the publishes whose call answered 503 (or nothing), how many had committed anyway
+ * (their retry was answered from the key) and how many had not (the retry published them); and whether any event
+ * reached the receiver under two event ids, or under another id than its 202 named.
+ */
+function idempotentRetries(calls: readonly PublishCall[], attempts: AttemptsByEvent) {
+  const publishes = new Map<number, PublishCall[]>(); // by the first seq of the publish
+  for (const call of calls) publishes.set(call.seqs[0], [...(publishes.get(call.seqs[0]) ?? []), call]);
+  const retried = [...publishes.values()].filter((list) => list.some((call) => call.status !== 202));
+  const accepted = (list: readonly PublishCall[]) => list.find((call) => call.status === 202);
+  const idsBySeq = new Map<number, Set<string>>();
+  for (const [eventId, list] of attempts)
+    for (const attempt of list) if (attempt.seq !== null) idsBySeq.set(attempt.seq, (idsBySeq.get(attempt.seq) ?? new Set()).add(eventId));
+  const acknowledgedId = new Map<number, string>();
+  for (const call of calls) if (call.eventIds) call.seqs.forEach((seq, index) => acknowledgedId.set(seq, call.eventIds![index]));
+  return {
+    publishes: publishes.size,
+    retriedPublishes: retried.length,
+    retries: calls.filter((call) => call.retry).length,
+    /** Publishes answered 503 (or not answered) that had in fact committed: a retry was answered from the key. */
+    committedDespite503: retried.filter((list) => accepted(list)?.replayed === true).length,
+    /** Publishes answered 503 that had not committed: the retry published them. */
+    notCommittedUntilRetry: retried.filter((list) => accepted(list)?.replayed === false).length,
+    retriesAnsweredFromKey: calls.filter((call) => call.retry && call.replayed).length,
+    gaveUp: retried.filter((list) => accepted(list) === undefined).length,
+    duplicatesByEventId: [...idsBySeq.values()].filter((ids) => ids.size > 1).length,
+    deliveredUnderAnotherId: [...idsBySeq].filter(([seq, ids]) => acknowledgedId.has(seq) && !ids.has(acknowledgedId.get(seq)!)).length,
+  };
 }
 
 async function get(url: string): Promise<number> {

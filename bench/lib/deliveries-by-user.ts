@@ -10,6 +10,8 @@ export interface DeliverySummary {
   readonly attempted: number;
   /** Attempts recorded, summed over the rows. */
   readonly attempts: number;
+  /** Of those, attempts skipped without a request because the endpoint's circuit was open (outcome `circuit_open`). */
+  readonly skipped: number;
   /** Rows by status, then by their attempt count. */
   readonly byStatusAndAttemptCount: Record<string, Record<number, number>>;
   /** PENDING with a next attempt time: waiting for it. */
@@ -65,6 +67,10 @@ async function summarize(dataSource: DataSource, where: string, userId: number, 
     `SELECT last_error AS error, COUNT(*) AS n FROM webhook_deliveries WHERE ${where} AND last_error IS NOT NULL GROUP BY last_error ORDER BY COUNT(*) DESC`,
     [userId],
   )) as { error: string; n: number | string }[];
+  const [skippedRow] = (await dataSource.query(
+    `SELECT COUNT(*) AS n FROM webhook_delivery_attempts a INNER JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.${where} AND a.outcome = 'circuit_open'`,
+    [userId],
+  )) as { n: number | string }[];
   const byStatus: Record<string, number> = {};
   const byStatusAndAttemptCount: Record<string, Record<number, number>> = {};
   let rows = 0;
@@ -103,6 +109,7 @@ async function summarize(dataSource: DataSource, where: string, userId: number, 
     byStatus,
     attempted,
     attempts,
+    skipped: Number(skippedRow.n),
     byStatusAndAttemptCount,
     pendingWithNextAttempt,
     pendingWithoutNextAttempt,

@@ -35,8 +35,14 @@ let neighbourState = freshNeighbourState();
 /** Neighbour requests held open (never answered, or not yet). */
 const openNeighbourRequests = new Set<ServerResponse>();
 const servers: Server[] = [];
-// Raw TCP sockets by client port: a TLSSocket cannot send a TCP reset itself, its underlying socket can.
-const rawSockets = new Map<number, Socket>();
+// Raw TCP sockets by connection: a TLSSocket cannot send a TCP reset itself, its underlying socket can. The key holds
+// the server's address too: Linux gives connections to different loopback hosts the same client port, and a key by
+// client port alone once reset another event's connection (its attempt never reached the receiver).
+const rawSockets = new Map<string, Socket>();
+
+function connectionKey(socket: Socket): string {
+  return `${socket.localAddress}:${socket.localPort}<${socket.remoteAddress}:${socket.remotePort}`;
+}
 
 function freshState() {
   return {
@@ -178,7 +184,7 @@ function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, r
       return;
     case 'reset':
       res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '1000' });
-      res.write('partial', () => rawSockets.get(req.socket.remotePort ?? -1)?.resetAndDestroy());
+      res.write('partial', () => rawSockets.get(connectionKey(req.socket))?.resetAndDestroy());
       return;
   }
 }
@@ -195,9 +201,9 @@ async function start(origins: number, caFile: string): Promise<ReceiverStart> {
     server.keepAliveTimeout = 30_000;
     server.on('tlsClientError', () => undefined);
     server.on('connection', (socket: Socket) => {
-      const port = socket.remotePort ?? -1;
-      rawSockets.set(port, socket);
-      socket.on('close', () => rawSockets.get(port) === socket && rawSockets.delete(port));
+      const key = connectionKey(socket);
+      rawSockets.set(key, socket);
+      socket.on('close', () => rawSockets.get(key) === socket && rawSockets.delete(key));
     });
     await new Promise<void>((resolve) => server.listen(0, host, resolve));
     servers.push(server);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
@@ -104,25 +104,43 @@ export interface MainProcess {
   kill9(): Promise<void>;
 }
 
+/** The last lines a service wrote to its log: what a start-up failure reports. */
+function logTail(file: string, lines = 15): string {
+  return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** How many fresh ports a start-up may try: a port picked by `freePort` can be taken (by another process's outgoing connection) before the service binds it. */
+const PORT_TRIES = 3;
+
 /** `node dist/main.js`, the standalone service exactly as deployed, in a scratch working directory. */
 export async function startMainProcess(input: ServiceEnvInput, logDir: string, label: string, port?: number): Promise<MainProcess> {
-  const chosenPort = port ?? (await freePort());
-  const log = openSync(join(logDir, `${label}.log`), 'a');
-  const child = spawn(process.execPath, [join(DIST, 'main.js')], {
-    cwd: logDir,
-    env: serviceEnv(input, chosenPort),
-    stdio: ['ignore', log, log],
-  });
-  let hasExited = false;
-  const exited = new Promise<void>((done) => child.on('exit', () => ((hasExited = true), done())));
-  const base = `http://127.0.0.1:${chosenPort}`;
-  await waitForHttp(base, () => hasExited);
-  const signal = async (name: NodeJS.Signals) => {
-    if (hasExited) return;
-    child.kill(name);
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    await exited;
-    clearTimeout(timer);
-  };
-  return { child, base, exited, stop: () => signal('SIGTERM'), kill9: () => signal('SIGKILL') };
+  const logFile = join(logDir, `${label}.log`);
+  for (let attempt = 1; ; attempt++) {
+    const chosenPort = port ?? (await freePort());
+    const log = openSync(logFile, 'a');
+    const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+      cwd: logDir,
+      env: serviceEnv(input, chosenPort),
+      stdio: ['ignore', log, log],
+    });
+    closeSync(log);
+    let hasExited = false;
+    const exited = new Promise<void>((done) => child.on('exit', () => ((hasExited = true), done())));
+    const base = `http://127.0.0.1:${chosenPort}`;
+    try {
+      await waitForHttp(base, () => hasExited);
+    } catch (error) {
+      const tail = logTail(logFile);
+      if (hasExited && port === undefined && attempt < PORT_TRIES && tail.includes('EADDRINUSE')) continue;
+      throw new Error(`${(error as Error).message}; the end of ${logFile}:\n${tail}`, { cause: error });
+    }
+    const signal = async (name: NodeJS.Signals) => {
+      if (hasExited) return;
+      child.kill(name);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    };
+    return { child, base, exited, stop: () => signal('SIGTERM'), kill9: () => signal('SIGKILL') };
+  }
 }

@@ -1,9 +1,18 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import { Equals, IsEnum, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, MinLength, validateSync } from 'class-validator';
-import { DEFAULT_LEASE_MS, LEASE_MARGIN_MS, PROCESS_ROLES, type ProcessRole } from '../notifications/delivery/delivery-settings';
-import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../notifications/delivery/http/webhook-sender';
-import { DEFAULT_RATE_LIMITS } from '../notifications/rate-limit/rate-limit-options';
-import { DEFAULT_RETENTION } from '../notifications/retention/retention-settings';
+import {
+  CLAIM_MODES,
+  type ClaimMode,
+  DEFAULT_IDEMPOTENCY_KEY_HOURS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_FAILING_AFTER_ATTEMPTS,
+  DEFAULT_RATE_LIMITS,
+  DEFAULT_RETENTION,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  LEASE_MARGIN_MS,
+  PROCESS_ROLES,
+  type ProcessRole,
+} from '../index';
 import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile } from './webhook-trust';
 
 export enum NodeEnv {
@@ -15,6 +24,13 @@ export enum NodeEnv {
 export enum DbType {
   sqlite = 'sqlite',
   mysql = 'mysql',
+  /** TypeORM's `mariadb` driver type: the same server family and SQL as `mysql`. */
+  mariadb = 'mariadb',
+}
+
+/** MySQL or MariaDB, whichever TypeORM driver type names it. */
+export function isMySqlFamily(type: DbType): type is DbType.mysql | DbType.mariadb {
+  return type === DbType.mysql || type === DbType.mariadb;
 }
 
 export enum LogLevel {
@@ -87,6 +103,10 @@ export class EnvironmentVariables {
   JWT_ALLOW_TOKENS_WITHOUT_EXPIRY?: string;
 
   @IsOptional()
+  @WholeNumber(60, 31_536_000)
+  JWT_MAX_LIFETIME_SECONDS?: number;
+
+  @IsOptional()
   @Matches(/^([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44}(,([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44})*$/, {
     message: 'SECRETS_ENCRYPTION_KEY must be "[id:]<32 bytes in base64>", comma-separated for several keys',
   })
@@ -142,8 +162,14 @@ export class EnvironmentVariables {
   @WholeNumber(1)
   RETENTION_FAILED_DAYS = DEFAULT_RETENTION.failedDays;
 
+  @WholeNumber(1, 8760)
+  RETENTION_IDEMPOTENCY_KEY_HOURS = DEFAULT_IDEMPOTENCY_KEY_HOURS;
+
   @WholeNumber(0)
   WEBHOOK_AUTO_DISABLE_AFTER = 0;
+
+  @WholeNumber(1)
+  WEBHOOK_HEALTH_FAILING_AFTER = DEFAULT_FAILING_AFTER_ATTEMPTS;
 
   @IsOptional()
   @WholeNumber(1, 1024)
@@ -173,6 +199,10 @@ export class EnvironmentVariables {
   @WholeNumber(100, 60_000)
   DELIVERY_TIMEOUT_MS?: number;
 
+  @IsOptional()
+  @IsIn(CLAIM_MODES, { message: `DELIVERY_CLAIM_MODE must be one of ${CLAIM_MODES.join(', ')}` })
+  DELIVERY_CLAIM_MODE?: ClaimMode;
+
   @IsIn(PROCESS_ROLES, { message: `PROCESS_ROLE must be one of ${PROCESS_ROLES.join(', ')}` })
   PROCESS_ROLE: ProcessRole = 'all';
 }
@@ -198,12 +228,15 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
       problems.push((error as Error).message);
     }
   }
-  if (variables.DB_TYPE === DbType.mysql && !variables.DATABASE_URL) problems.push('DATABASE_URL is required when DB_TYPE=mysql');
+  if (isMySqlFamily(variables.DB_TYPE) && !variables.DATABASE_URL)
+    problems.push(`DATABASE_URL is required when DB_TYPE=${variables.DB_TYPE}`);
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
   const timeoutMs = variables.DELIVERY_TIMEOUT_MS ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
   const leaseMs = variables.DELIVERY_LEASE_MS ?? DEFAULT_LEASE_MS;
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
-    problems.push(`DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
+    problems.push(
+      `DELIVERY_LEASE_MS (${leaseMs}) must exceed DELIVERY_TIMEOUT_MS (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms (record budget and tolerated clock skew)`,
+    );
   }
   if (variables.NODE_ENV === NodeEnv.production) {
     if (!variables.JWT_SECRET) problems.push('JWT_SECRET is required when NODE_ENV=production');

@@ -42,8 +42,14 @@ describe('loadAppConfig', () => {
     [{ DB_POOL_SIZE: '0' }, 'DB_POOL_SIZE'],
     [{ DB_POOL_QUEUE_LIMIT: 'lots' }, 'DB_POOL_QUEUE_LIMIT'],
     [{ PUBLISH_TIMEOUT_MS: '70000' }, 'PUBLISH_TIMEOUT_MS must be an integer from 100 to 60000'],
-    [{ DELIVERY_LEASE_MS: '4000' }, 'DELIVERY_LEASE_MS (4000) must exceed DELIVERY_TIMEOUT_MS (5000) by more than 1000 ms'],
-    [{ DELIVERY_TIMEOUT_MS: '60000' }, 'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 1000 ms'],
+    [
+      { DELIVERY_LEASE_MS: '4000' },
+      'DELIVERY_LEASE_MS (4000) must exceed DELIVERY_TIMEOUT_MS (5000) by more than 7000 ms (record budget and tolerated clock skew)',
+    ],
+    [
+      { DELIVERY_TIMEOUT_MS: '60000' },
+      'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 7000 ms (record budget and tolerated clock skew)',
+    ],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
   ])('refuses %j naming %s', (env, variable) => {
@@ -58,8 +64,10 @@ describe('loadAppConfig', () => {
       DATABASE_URL: 'mysql://app:pw@db:3306/notifications',
       JWT_SECRET: 'j'.repeat(32),
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
+      JWT_MAX_LIFETIME_SECONDS: '3600',
     });
     expect(config.port).toBe(8080);
+    expect(config.maxTokenLifetimeSeconds).toBe(3600);
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
   });
@@ -124,6 +132,7 @@ describe('loadAppConfig', () => {
       ['PORT', 'abc', 'PORT must be an integer from 1 to 65535'],
       ['PORT', '0', 'PORT must be an integer from 1 to 65535'],
       ['RETENTION_FAILED_DAYS', 'x', 'RETENTION_FAILED_DAYS must be a whole number of at least 1'],
+      ['RETENTION_IDEMPOTENCY_KEY_HOURS', '0', 'RETENTION_IDEMPOTENCY_KEY_HOURS must be an integer from 1 to 8760'],
       ['WEBHOOK_AUTO_DISABLE_AFTER', '-2', 'WEBHOOK_AUTO_DISABLE_AFTER must be a whole number of at least 0'],
       ['WEBHOOK_ALLOWED_CIDRS', 'localhost', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "localhost"'],
       ['WEBHOOK_ALLOWED_CIDRS', '127.0.0.0/8, 10/8', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "10/8"'],

@@ -2,10 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { DeliveryTuning, EncryptionKey } from '../notifications/notifications-options.interface';
-import type { ProcessRole } from '../notifications/delivery/delivery-settings';
-import type { RateLimitOptions } from '../notifications/rate-limit/rate-limit-options';
-import { DbType, type EnvironmentVariables, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
+import type { DeliveryTuning, EncryptionKey, ProcessRole, RateLimitOptions } from '../index';
+import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
 import { type ExtraCaFile, readExtraCaFile, splitCidrs } from './webhook-trust';
 
@@ -23,7 +21,7 @@ export interface MysqlTuning {
 
 export type DatabaseConfig =
   | { readonly type: DbType.sqlite; readonly path: string }
-  | { readonly type: DbType.mysql; readonly url: string; readonly tuning?: MysqlTuning };
+  | { readonly type: DbType.mysql | DbType.mariadb; readonly url: string; readonly tuning?: MysqlTuning };
 
 /** The standalone service's configuration, read once at start. */
 export interface AppConfig {
@@ -33,6 +31,8 @@ export interface AppConfig {
   readonly jwtSecret: string;
   /** Accept user tokens without `exp` (JWT_ALLOW_TOKENS_WITHOUT_EXPIRY=true); default false. */
   readonly allowTokensWithoutExpiry?: boolean;
+  /** The longest lifetime a user token may claim (JWT_MAX_LIFETIME_SECONDS); default 7 days. */
+  readonly maxTokenLifetimeSeconds?: number;
   readonly encryptionKeys: readonly EncryptionKey[];
   readonly serviceSite: string;
   readonly internalApiToken?: string;
@@ -50,10 +50,12 @@ export interface AppConfig {
   readonly metricsToken?: string;
   /** After a shutdown signal, how long the service keeps working with /health/ready at 503 before it drains (default 0). */
   readonly shutdownReadinessDelayMs?: number;
-  /** Days DELIVERED/CANCELLED and FAILED deliveries are kept (module defaults when absent). */
-  readonly retention?: { readonly deliveredDays: number; readonly failedDays: number };
+  /** Days DELIVERED/CANCELLED and FAILED deliveries are kept, hours publish idempotency keys are (module defaults when absent). */
+  readonly retention?: { readonly deliveredDays: number; readonly failedDays: number; readonly idempotencyKeyHours: number };
   /** Consecutive FAILED deliveries that disable a webhook; 0 = never. */
   readonly webhookAutoDisableAfter?: number;
+  /** Failed attempts in a row after which a webhook's health is FAILING. */
+  readonly webhookHealthFailingAfter?: number;
   /** Delivery tuning from DELIVERY_* (module defaults for what is absent). */
   readonly delivery?: DeliveryTuning;
   /** How long the publish endpoint waits for its events to be queued before answering 503 (module default when absent). */
@@ -64,19 +66,18 @@ export interface AppConfig {
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const variables = validateEnvironment(env);
-  const database: DatabaseConfig =
-    variables.DB_TYPE === DbType.mysql
-      ? {
-          type: DbType.mysql,
-          url: variables.DATABASE_URL!,
-          tuning: {
-            connectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
-            queryTimeoutMs: variables.DB_QUERY_TIMEOUT_MS,
-            poolSize: variables.DB_POOL_SIZE,
-            poolQueueLimit: variables.DB_POOL_QUEUE_LIMIT,
-          },
-        }
-      : { type: DbType.sqlite, path: variables.DB_PATH };
+  const database: DatabaseConfig = isMySqlFamily(variables.DB_TYPE)
+    ? {
+        type: variables.DB_TYPE,
+        url: variables.DATABASE_URL!,
+        tuning: {
+          connectTimeoutMs: variables.DB_CONNECT_TIMEOUT_MS,
+          queryTimeoutMs: variables.DB_QUERY_TIMEOUT_MS,
+          poolSize: variables.DB_POOL_SIZE,
+          poolQueueLimit: variables.DB_POOL_QUEUE_LIMIT,
+        },
+      }
+    : { type: DbType.sqlite, path: variables.DB_PATH };
   const devDir = resolve(dirname(variables.DB_PATH));
   const extraCa = variables.WEBHOOK_EXTRA_CA_FILE ? readCaFile(variables.WEBHOOK_EXTRA_CA_FILE) : undefined;
   return {
@@ -89,6 +90,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
     ),
     allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
+    maxTokenLifetimeSeconds: variables.JWT_MAX_LIFETIME_SECONDS,
     serviceSite: variables.SERVICE_SITE,
     internalApiToken: variables.INTERNAL_API_TOKEN,
     webhookAllowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
@@ -103,8 +105,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: variables.LOG_LEVEL,
     metricsToken: variables.METRICS_TOKEN,
     shutdownReadinessDelayMs: variables.SHUTDOWN_READINESS_DELAY_MS,
-    retention: { deliveredDays: variables.RETENTION_DELIVERED_DAYS, failedDays: variables.RETENTION_FAILED_DAYS },
+    retention: {
+      deliveredDays: variables.RETENTION_DELIVERED_DAYS,
+      failedDays: variables.RETENTION_FAILED_DAYS,
+      idempotencyKeyHours: variables.RETENTION_IDEMPOTENCY_KEY_HOURS,
+    },
     webhookAutoDisableAfter: variables.WEBHOOK_AUTO_DISABLE_AFTER,
+    webhookHealthFailingAfter: variables.WEBHOOK_HEALTH_FAILING_AFTER,
     delivery: {
       concurrency: variables.DELIVERY_CONCURRENCY,
       perEndpointConcurrency: variables.DELIVERY_PER_ENDPOINT_CONCURRENCY,
@@ -112,6 +119,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       batchSize: variables.DELIVERY_BATCH_SIZE,
       leaseMs: variables.DELIVERY_LEASE_MS,
       timeoutMs: variables.DELIVERY_TIMEOUT_MS,
+      claimMode: variables.DELIVERY_CLAIM_MODE,
     },
     publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
     role: variables.PROCESS_ROLE,

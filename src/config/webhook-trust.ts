@@ -1,6 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { parseCidrList } from '../notifications/url-policy/address-policy';
+import { parseCidrList } from '../index';
 
 /** The variable that lets a production service reach non-public webhook addresses anyway, and its only accepted value. */
 export const ALLOW_PRIVATE_IN_PRODUCTION = {

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { DbType } from '../config/environment-variables';
 import type { DatabaseConfig, MysqlTuning } from '../config/load-app-config';
-import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../notifications/notifications.schema';
+import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../index';
 import { DropTimedOutConnections } from './drop-timed-out-connections.subscriber';
 
 /**
@@ -29,11 +29,11 @@ export function databaseOptions(database: DatabaseConfig): DataSourceOptions {
     migrationsRun: true,
     synchronize: false,
   } as const;
-  if (database.type === DbType.mysql) {
+  if (database.type !== DbType.sqlite) {
     const tuning = { ...DEFAULT_MYSQL_TUNING, ...definedOnly(database.tuning ?? {}) };
     return {
       ...common,
-      type: 'mysql',
+      type: database.type,
       url: database.url,
       timezone: 'Z',
       charset: 'utf8mb4',

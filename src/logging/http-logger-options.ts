@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
 import type { LogLevel } from '../config/environment-variables';
-import { REDACTED_PATHS, redactQuery, redactUrl } from './redacted-paths';
+import { REDACTED_PATHS, redactHeaders, redactQuery, redactUrl } from './redacted-paths';
 import { requestId } from './request-id';
 
 // Probes and scrapes arrive every few seconds; a line each would drown the requests that matter.
@@ -25,8 +25,13 @@ export function httpLoggerOptions(level: LogLevel): Options {
   };
 }
 
-/** The request as logged: credential-like query parameters redacted in `url` and in the parsed `query`. */
-function redactRequest(req: { url?: unknown; query?: unknown }): object {
+/**
+ * The request as logged: credential-like query parameters redacted in `url` and in the parsed `query`, and the value of
+ * every header not known to be harmless (a credential can arrive under any name a client guesses).
+ */
+function redactRequest(req: { url?: unknown; query?: unknown; headers?: unknown }): object {
   const query = req.query !== null && typeof req.query === 'object' ? redactQuery(req.query as Record<string, unknown>) : req.query;
-  return { ...req, url: typeof req.url === 'string' ? redactUrl(req.url) : req.url, query };
+  const headers =
+    req.headers !== null && typeof req.headers === 'object' ? redactHeaders(req.headers as Record<string, unknown>) : req.headers;
+  return { ...req, url: typeof req.url === 'string' ? redactUrl(req.url) : req.url, query, headers };
 }

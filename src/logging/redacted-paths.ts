@@ -54,3 +54,34 @@ export function redactQuery(query: Record<string, unknown>): Record<string, unkn
     Object.entries(query).map(([name, value]) => [name, SECRET_QUERY_PARAMETER.test(name.trim()) ? '[Redacted]' : value]),
   );
 }
+
+/** Request headers logged as sent: standard ones that never carry a credential. Every other value is `[Redacted]`. */
+const HARMLESS_HEADERS = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'cache-control',
+  'connection',
+  'content-length',
+  'content-type',
+  'forwarded',
+  'host',
+  'origin',
+  'referer',
+  'traceparent',
+  'tracestate',
+  'user-agent',
+  'via',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
+  'x-request-id',
+]);
+
+/** Request headers as logged: names kept, values of any header not in {@link HARMLESS_HEADERS} replaced with `[Redacted]`. */
+export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, HARMLESS_HEADERS.has(name.toLowerCase()) ? value : '[Redacted]']),
+  );
+}

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { BearerToken } from '../notifications/common/bearer-token';
+import { BearerToken } from '../index';
 
 export const METRICS_TOKEN = Symbol('METRICS_TOKEN');
 

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock/clock';
+import type { ClaimMode } from './delivery/engine/claim-mode';
 import type { RateLimitOptions } from './rate-limit/rate-limit-options';
 import type { HostResolver } from './url-policy/webhook-url-policy';
 
@@ -31,6 +32,8 @@ export interface NotificationsModuleOptions {
    * without `exp` is refused (401), as is any token with a `crit` header.
    */
   readonly allowTokensWithoutExpiry?: boolean;
+  /** With `jwtSecret`: the longest lifetime (`exp` - `iat`, in seconds) a user token may claim; default 7 days. */
+  readonly maxTokenLifetimeSeconds?: number;
   /** Replaces JWT authentication with the host app's own user resolution. */
   readonly resolveUserId?: UserIdResolver;
   /** Encryption keys for signing secrets. The first one encrypts new secrets; all of them decrypt. */
@@ -72,6 +75,12 @@ export interface NotificationsModuleOptions {
    * deliveries in a row ended FAILED (a DELIVERED one resets the count). 0 or unset: never (default).
    */
   readonly autoDisableAfterFailures?: number;
+  /**
+   * Failed attempts in a row after which a webhook's health is `FAILING` (settings API `GET …/webhook-health`) and
+   * `DeliveryEvents.webhookHealthChanged` reports `became_failing` (default 3; a whole number ≥ 1). Attempts skipped for
+   * an open circuit do not count.
+   */
+  readonly healthFailingAfterAttempts?: number;
   /** How long finished deliveries are kept; a daily job deletes older ones. */
   readonly retention?: RetentionOptions;
   /**
@@ -100,6 +109,11 @@ export interface RetentionOptions {
   readonly deliveredDays?: number;
   /** FAILED deliveries, with their attempts, are deleted after this many days (default 90). */
   readonly failedDays?: number;
+  /**
+   * How long a publish's idempotency key answers its retries, in hours (default 24): within it, the same key and events
+   * answer the first call's result; after it, the key is forgotten (the daily job deletes it) and may be used again.
+   */
+  readonly idempotencyKeyHours?: number;
   /** Rows deleted per statement (default 1000). */
   readonly batchSize?: number;
 }
@@ -128,4 +142,10 @@ export interface DeliveryTuning {
   readonly timeoutMs?: number;
   /** On shutdown, how long started attempts may take to finish before the instance stops anyway (default 10 s). */
   readonly shutdownGraceMs?: number;
+  /**
+   * MySQL/MariaDB: how the claim keeps instances off one delivery. `skip-locked` (default on MySQL and MariaDB) or
+   * `conditional-update` (chosen by default on TiDB and Vitess, whose SKIP LOCKED is unsafe or refused; `skip-locked`
+   * there refuses to start).
+   */
+  readonly claimMode?: ClaimMode;
 }

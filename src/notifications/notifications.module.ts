@@ -5,6 +5,7 @@ import { DeliveryModule, HOST_FACING_DELIVERY_EVENTS, HOST_FACING_PUBLISHER } fr
 import { WebhookPublisher } from './delivery/webhook-publisher';
 import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
 import { NotificationsStartupCheck } from './notifications-startup-check';
+import { EndpointHealthModule } from './endpoint-health/endpoint-health.module';
 import { WebhookAutoDisableModule } from './auto-disable/webhook-auto-disable.module';
 import { NotificationPreferences } from './preferences/notification-preferences';
 import { PreferencesModule } from './preferences/preferences.module';
@@ -19,7 +20,7 @@ import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.modul
  * {@link NOTIFICATIONS_MIGRATIONS}, and the host app's `ScheduleModule.forRoot()`.
  *
  * Hosts inject `WebhookPublisher`, `DeliveryEvents`, `NotificationPreferences`, `NotificationsMetrics`,
- * `RetentionService` and `SecretsReencryption`, and nothing else: the engine, the scheduler, the clock, auto-disable and
+ * `RetentionService` and `SecretsReencryption`, and nothing else: the engine, the scheduler, the clock, auto-disable, endpoint health and
  * the preferences and secrets internals (which hand out decrypted signing secrets) stay inside.
  *
  * @publicApi
@@ -31,6 +32,7 @@ import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.modul
     DeliveryModule,
     SchedulerModule,
     NotificationsMetricsModule,
+    EndpointHealthModule,
     WebhookAutoDisableModule,
     RetentionModule,
   ],

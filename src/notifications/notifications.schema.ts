@@ -1,15 +1,33 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
+import { WebhookEndpointProbe } from './delivery/webhook-endpoint-probe.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
+import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
 import { CreatePreferencesAndSecrets1763800000000 } from './migrations/1763800000000-create-preferences-and-secrets';
 import { CreateWebhookDeliveries1763900000000 } from './migrations/1763900000000-create-webhook-deliveries';
 import { AddAutoDisableAndRetentionIndexes1764000000000 } from './migrations/1764000000000-add-auto-disable-and-retention-indexes';
 import { AddDeliveryWaitingReason1764100000000 } from './migrations/1764100000000-add-delivery-waiting-reason';
+import { OnePendingDeliveryPerEvent1764200000000 } from './migrations/1764200000000-one-pending-delivery-per-event';
+import { CreateEndpointProbes1764300000000 } from './migrations/1764300000000-create-endpoint-probes';
+import { CreateIdempotencyKeys1764400000000 } from './migrations/1764400000000-create-idempotency-keys';
+import { AddRotationOverlap1764500000000 } from './migrations/1764500000000-add-rotation-overlap';
+import { AddEventTraceContext1764600000000 } from './migrations/1764600000000-add-event-trace-context';
+import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-create-webhook-health';
+import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
 /** Entities of the notifications module, for the host's DataSource (or use `autoLoadEntities`). */
-export const NOTIFICATIONS_ENTITIES = [NotificationPreference, WebhookSigningSecret, WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt];
+export const NOTIFICATIONS_ENTITIES = [
+  NotificationPreference,
+  WebhookSigningSecret,
+  WebhookEvent,
+  WebhookDelivery,
+  WebhookDeliveryAttempt,
+  WebhookEndpointProbe,
+  WebhookIdempotencyKey,
+  WebhookHealth,
+];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
 export const NOTIFICATIONS_MIGRATIONS = [
@@ -17,4 +35,10 @@ export const NOTIFICATIONS_MIGRATIONS = [
   CreateWebhookDeliveries1763900000000,
   AddAutoDisableAndRetentionIndexes1764000000000,
   AddDeliveryWaitingReason1764100000000,
+  OnePendingDeliveryPerEvent1764200000000,
+  CreateEndpointProbes1764300000000,
+  CreateIdempotencyKeys1764400000000,
+  AddRotationOverlap1764500000000,
+  AddEventTraceContext1764600000000,
+  CreateWebhookHealth1764700000000,
 ];

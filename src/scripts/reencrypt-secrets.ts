@@ -2,10 +2,7 @@ import { existsSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { loadAppConfig } from '../config/load-app-config';
 import { databaseOptions } from '../database/database-options';
-import { SecretCipher } from '../notifications/secrets/secret-cipher';
-import { REENCRYPTION_BATCH_SIZE, SecretsReencryption } from '../notifications/secrets/secrets-reencryption';
-import { WebhookSigningSecret } from '../notifications/secrets/webhook-signing-secret.entity';
-import { WebhookSigningSecretRepository } from '../notifications/secrets/webhook-signing-secret.repository';
+import { REENCRYPTION_BATCH_SIZE, SecretsReencryption } from '../index';
 
 // `npm run secrets:reencrypt [-- --batch-size=500]`: re-seals every signing secret with the first key of
 // SECRETS_ENCRYPTION_KEY, so older keys can be removed. Safe to run while the service runs, and again.
@@ -16,9 +13,9 @@ async function main(): Promise<void> {
   const dataSource = new DataSource({ ...databaseOptions(config.database), migrationsRun: false });
   await dataSource.initialize();
   try {
-    const secrets = new WebhookSigningSecretRepository(dataSource.getRepository(WebhookSigningSecret));
-    const report = await new SecretsReencryption(secrets, new SecretCipher(config.encryptionKeys)).run(batchSize);
-    const byKey = [...(await secrets.countByKeyId())].map(([keyId, count]) => `${keyId}=${count}`).join(', ') || 'none';
+    const reencryption = SecretsReencryption.overDataSource(dataSource, config.encryptionKeys);
+    const report = await reencryption.run(batchSize);
+    const byKey = [...(await reencryption.secretsByKeyId())].map(([keyId, count]) => `${keyId}=${count}`).join(', ') || 'none';
     console.log(
       `Re-encrypted ${report.reencrypted} signing secret(s) with key "${report.keyId}"; ${report.alreadyCurrent} already used it; ` +
         `${report.changedMeanwhile} rotated meanwhile (left as they were). Secrets by key id now: ${byKey}.`,

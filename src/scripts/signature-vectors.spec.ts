@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
+import { withStagedLibrary } from './library-package';
 import { SIGNATURE_VECTORS_FILE, type SignatureVector, type SignatureVectorsDocument, signatureVectorsJson } from './signature-vectors';
 
 const ROOT = join(__dirname, '..', '..');
@@ -66,13 +66,12 @@ describe('signature conformance vectors', () => {
   });
 
   it('ships in the package as @funding/notification-webhooks/signature-vectors.json', () => {
-    // Node resolves a package's own name through its "exports" (self-reference), as an installed package would.
-    expect(createRequire(__filename).resolve('@funding/notification-webhooks/signature-vectors.json')).toBe(
-      join(ROOT, SIGNATURE_VECTORS_FILE),
-    );
-    const [packed] = JSON.parse(
-      execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8' }),
-    ) as [{ files: { path: string }[] }];
-    expect(packed.files.map((file) => file.path)).toContain(SIGNATURE_VECTORS_FILE);
+    withStagedLibrary((stage, packed) => {
+      // Node resolves a package's own name through its "exports" (self-reference), as an installed package would.
+      const resolved = createRequire(join(stage, 'package.json')).resolve('@funding/notification-webhooks/signature-vectors.json');
+      expect(resolved).toBe(join(stage, SIGNATURE_VECTORS_FILE));
+      expect(readFileSync(resolved, 'utf8')).toBe(committed);
+      expect(packed).toContain(SIGNATURE_VECTORS_FILE);
+    });
   });
 });

@@ -1,10 +1,16 @@
 import { createHash, createHmac } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signWebhook } from '../notifications/delivery/webhook-signature';
+import { signStandardWebhook, signWebhook } from '../index';
 
 /** Where `npm run vectors` writes the vectors; shipped in the package as `@funding/notification-webhooks/signature-vectors.json`. */
 export const SIGNATURE_VECTORS_FILE = 'conformance/signature-vectors.json';
+
+/** The raw request body: `base64` is authoritative; `utf8` is the same bytes as text, null when they are not valid UTF-8. */
+export interface VectorBody {
+  readonly base64: string;
+  readonly utf8: string | null;
+}
 
 /** One signature test case: verify `headers` over `body` with `secret` at `now`, and expect `expected`. */
 export interface SignatureVector {
@@ -16,8 +22,7 @@ export interface SignatureVector {
   readonly secret: string;
   /** The delivery's headers as received; a header missing from the request is missing here. */
   readonly headers: { readonly 'X-Service-Timestamp'?: string; readonly 'X-Service-Signature'?: string };
-  /** The raw request body: `base64` is authoritative; `utf8` is the same bytes as text, null when they are not valid UTF-8. */
-  readonly body: { readonly base64: string; readonly utf8: string | null };
+  readonly body: VectorBody;
   /** The receiver's clock at verification, Unix seconds. */
   readonly now: number;
   /** The replay tolerance to apply: reject when |now - timestamp| > toleranceSeconds. */
@@ -28,6 +33,25 @@ export interface SignatureVectorsDocument {
   readonly description: string;
   readonly scheme: string;
   readonly vectors: readonly SignatureVector[];
+  /** The same deliveries' Standard Webhooks headers, for a verifier of that scheme. */
+  readonly standardWebhooks: {
+    readonly description: string;
+    readonly scheme: string;
+    readonly vectors: readonly StandardWebhooksVector[];
+  };
+}
+
+/** One Standard Webhooks case: verify `headers` over `body` with `secret` at `now`, and expect `expected`. */
+export interface StandardWebhooksVector {
+  readonly name: string;
+  readonly description: string;
+  readonly expected: 'accept' | 'reject';
+  readonly reason: string;
+  readonly secret: string;
+  readonly headers: { readonly 'webhook-id'?: string; readonly 'webhook-timestamp'?: string; readonly 'webhook-signature'?: string };
+  readonly body: VectorBody;
+  readonly now: number;
+  readonly toleranceSeconds: number;
 }
 
 const NOW = 1_764_000_000; // 2025-11-24T16:00:00Z
@@ -52,6 +76,8 @@ const MULTIBYTE = Buffer.from(
   'utf8',
 );
 // Not valid UTF-8 (a lone 0xff): a verifier that decodes the body to text before hashing gets other bytes.
+// The compact body with one value changed after signing (amount 1500 → 9500).
+const TAMPERED = Buffer.from(COMPACT.toString('utf8').replace('"amount":1500', '"amount":9500'), 'utf8');
 const NOT_UTF8 = Buffer.concat([Buffer.from('{"note":"', 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from('"}', 'utf8')]);
 
 interface Case {
@@ -125,7 +151,7 @@ const REJECT: readonly Case[] = [
     name: 'tampered-body',
     reason: 'tampered-body',
     description: 'One byte of the body changed after signing (amount 1500 → 9500).',
-    body: Buffer.from(COMPACT.toString('utf8').replace('"amount":1500', '"amount":9500'), 'utf8'),
+    body: TAMPERED,
     signedBody: COMPACT,
   },
   {
@@ -207,7 +233,6 @@ function vector(expected: SignatureVector['expected'], c: Case): SignatureVector
   const signed = signWebhook(c.signWith ?? SECRET, signedAt, c.signedBody ?? body);
   const timestamp = c.timestampHeader === undefined ? String(signedAt) : c.timestampHeader;
   const signature = c.signatureHeader === undefined ? signed : c.signatureHeader && c.signatureHeader(signed);
-  const utf8 = body.toString('utf8');
   return {
     name: c.name,
     description: c.description,
@@ -218,10 +243,126 @@ function vector(expected: SignatureVector['expected'], c: Case): SignatureVector
       ...(timestamp === null ? {} : { 'X-Service-Timestamp': timestamp }),
       ...(signature === null ? {} : { 'X-Service-Signature': signature }),
     },
-    body: { base64: body.toString('base64'), utf8: Buffer.from(utf8, 'utf8').equals(body) ? utf8 : null },
+    body: vectorBody(body),
     now: NOW,
     toleranceSeconds: TOLERANCE,
   };
+}
+
+// The Standard Webhooks cases use a secret in today's format (standard base64), which its official libraries take as it is.
+const SW_SECRET = `whsec_${createHash('sha256').update('signature-vectors/standard-webhooks').digest('base64')}`;
+const SW_OTHER_SECRET = `whsec_${createHash('sha256').update('signature-vectors/standard-webhooks-other').digest('base64')}`;
+const EVENT_ID = '6f1c2a7e-3b0d-4e51-9a8c-2d4b7e9f0a13';
+
+interface StandardWebhooksCase {
+  readonly name: string;
+  readonly description: string;
+  readonly reason: string;
+  readonly body?: Buffer;
+  readonly signedAt?: number;
+  /** The headers as sent, from the valid ones; a null value drops the header. */
+  readonly headers?: (valid: { id: string; timestamp: string; signature: string }) => Record<string, string | null>;
+  readonly signWith?: readonly string[];
+  readonly signedBody?: Buffer;
+}
+
+const SW_ACCEPT: readonly StandardWebhooksCase[] = [
+  { name: 'sw-valid', reason: 'valid', description: 'A delivery as the service sends it.' },
+  {
+    name: 'sw-valid-multibyte-body',
+    reason: 'valid',
+    description: 'A body with multibyte characters: the HMAC is over the UTF-8 bytes.',
+    body: MULTIBYTE,
+  },
+  {
+    name: 'sw-valid-two-signatures',
+    reason: 'valid',
+    description: 'During a secret rotation: one signature per secret, space-separated; either one matching is enough.',
+    signWith: [SW_OTHER_SECRET, SW_SECRET],
+  },
+  {
+    name: 'sw-valid-oldest-within-tolerance',
+    reason: 'valid',
+    description: 'Signed exactly toleranceSeconds before now.',
+    signedAt: NOW - TOLERANCE,
+  },
+];
+
+const SW_REJECT: readonly StandardWebhooksCase[] = [
+  { name: 'sw-wrong-secret', reason: 'wrong-secret', description: 'Signed with another secret.', signWith: [SW_OTHER_SECRET] },
+  {
+    name: 'sw-id-changed',
+    reason: 'id-not-signed',
+    description: 'A captured delivery replayed under another webhook-id: the id is part of the signed string.',
+    headers: () => ({ 'webhook-id': 'a-different-event-id' }),
+  },
+  {
+    name: 'sw-tampered-body',
+    reason: 'tampered-body',
+    description: 'One byte of the body changed after signing.',
+    body: TAMPERED,
+    signedBody: COMPACT,
+  },
+  {
+    name: 'sw-stale-timestamp',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Signed toleranceSeconds + 1 before now.',
+    signedAt: NOW - TOLERANCE - 1,
+  },
+  {
+    name: 'sw-timestamp-header-changed',
+    reason: 'timestamp-not-signed',
+    description: 'The timestamp header moved 1 s on: it is part of the signed string.',
+    headers: () => ({ 'webhook-timestamp': String(NOW + 1) }),
+  },
+  {
+    name: 'sw-key-is-the-string',
+    reason: 'wrong-secret',
+    description:
+      'Signed with the whole secret string as the key (the X-Service-Signature key): Standard Webhooks keys with the decoded bytes.',
+    headers: () => ({
+      'webhook-signature': `v1,${createHmac('sha256', SW_SECRET).update(`${EVENT_ID}.${NOW}.`).update(COMPACT).digest('base64')}`,
+    }),
+  },
+  {
+    name: 'sw-missing-signature',
+    reason: 'missing-header',
+    description: 'No webhook-signature header.',
+    headers: () => ({ 'webhook-signature': null }),
+  },
+  { name: 'sw-missing-id', reason: 'missing-header', description: 'No webhook-id header.', headers: () => ({ 'webhook-id': null }) },
+];
+
+function standardWebhooksVector(expected: StandardWebhooksVector['expected'], c: StandardWebhooksCase): StandardWebhooksVector {
+  const body = c.body ?? COMPACT;
+  const signedAt = c.signedAt ?? NOW;
+  const valid = {
+    id: EVENT_ID,
+    timestamp: String(signedAt),
+    signature: signStandardWebhook(c.signWith ?? [SW_SECRET], EVENT_ID, signedAt, c.signedBody ?? body),
+  };
+  const headers: Record<string, string | null> = {
+    'webhook-id': valid.id,
+    'webhook-timestamp': valid.timestamp,
+    'webhook-signature': valid.signature,
+    ...c.headers?.(valid),
+  };
+  return {
+    name: c.name,
+    description: c.description,
+    expected,
+    reason: c.reason,
+    secret: SW_SECRET,
+    headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== null)),
+    body: vectorBody(body),
+    now: NOW,
+    toleranceSeconds: TOLERANCE,
+  };
+}
+
+function vectorBody(body: Buffer): VectorBody {
+  const utf8 = body.toString('utf8');
+  return { base64: body.toString('base64'), utf8: Buffer.from(utf8, 'utf8').equals(body) ? utf8 : null };
 }
 
 /** The vectors, made with the service's own signer; deterministic. */
@@ -233,6 +374,14 @@ export function buildSignatureVectors(): SignatureVectorsDocument {
       'Generated by npm run vectors from the service signer.',
     scheme: 'X-Service-Signature: v1=<hex HMAC-SHA256, key = secret as UTF-8, message = X-Service-Timestamp + "." + raw body>',
     vectors: [...ACCEPT.map((c) => vector('accept', c)), ...REJECT.map((c) => vector('reject', c))],
+    standardWebhooks: {
+      description:
+        'Conformance vectors for the Standard Webhooks headers every delivery also carries (https://www.standardwebhooks.com). ' +
+        "Verify headers over the bytes of body.base64 with secret, with the receiver's clock at now and the given toleranceSeconds.",
+      scheme:
+        'webhook-signature: v1,<base64 HMAC-SHA256, key = the bytes the base64 after whsec_ encodes, message = webhook-id + "." + webhook-timestamp + "." + raw body>, space-separated',
+      vectors: [...SW_ACCEPT.map((c) => standardWebhooksVector('accept', c)), ...SW_REJECT.map((c) => standardWebhooksVector('reject', c))],
+    },
   };
 }
 

@@ -8,6 +8,7 @@ import { OutboxEngine } from '../notifications/delivery/engine/outbox-engine';
 import { WebhookPublisher } from '../notifications/delivery/webhook-publisher';
 import { NotificationPreferences } from '../notifications/preferences/notification-preferences';
 import { webhookKey } from '../notifications/preferences/webhook-key';
+import { EndpointHealthRecorder } from '../notifications/endpoint-health/endpoint-health-recorder';
 import { DeliveryScheduler } from '../notifications/scheduler/delivery-scheduler';
 import type { ReceivedRequest } from './received-request';
 import type { TestClock } from './test-clock';
@@ -36,7 +37,7 @@ export interface NotificationsTestKit {
    * attempted or cancelled.
    */
   runScheduler(): Promise<number>;
-  /** Resolves once every attempt started so far is recorded in the database. */
+  /** Resolves once every attempt started so far is recorded in the database (and in the webhooks' health). */
   settle(): Promise<void>;
   /** `receiver.waitForDelivery(wait)`, then {@link settle}, so the delivery log already shows those attempts. */
   waitForDelivery(wait?: WaitForDelivery): Promise<ReceivedRequest[]>;
@@ -63,7 +64,12 @@ export function attachNotificationsTestKit(
   const preferences = app.get(NotificationPreferences, { strict: false });
   const secrets = new Map<string, string>();
 
-  const settle = () => engine.idle();
+  const health = app.get(EndpointHealthRecorder, { strict: false });
+  // The health rows follow the records a moment later, off the delivery path: settled too, so the settings API shows them.
+  const settle = async () => {
+    await engine.idle();
+    await health.idle();
+  };
   return {
     app,
     receiver,

@@ -19,18 +19,24 @@ const sqlite: TestDatabaseKind = {
   create: async () => ({ config: { type: DbType.sqlite, path: ':memory:' }, drop: async () => undefined }),
 };
 
-function mysql(serverUrl: string): TestDatabaseKind {
+/** A fresh schema on the server, reached through one of TypeORM's two driver types for it (`mysql` or `mariadb`). */
+function mysqlFamily(serverUrl: string, type: DbType.mysql | DbType.mariadb): TestDatabaseKind {
   return {
-    name: 'mysql',
+    name: type,
     async create() {
       const { url, drop } = await createMysqlDatabase(serverUrl, `nw_test_${randomBytes(6).toString('hex')}`);
-      return { config: { type: DbType.mysql, url }, drop };
+      return { config: { type, url }, drop };
     },
   };
 }
 
-/** Every e2e suite runs once per kind: SQLite always, MySQL/MariaDB when TEST_MYSQL_URL is set. */
+/**
+ * Every e2e suite runs once per kind: SQLite always; when TEST_MYSQL_URL is set, the server through TypeORM's `mysql`
+ * driver type and again through its `mariadb` type (hosts use either; both take the MySQL paths).
+ */
 export const TEST_DATABASE_KINDS: readonly TestDatabaseKind[] = [
   sqlite,
-  ...(process.env.TEST_MYSQL_URL ? [mysql(process.env.TEST_MYSQL_URL)] : []),
+  ...(process.env.TEST_MYSQL_URL
+    ? [mysqlFamily(process.env.TEST_MYSQL_URL, DbType.mysql), mysqlFamily(process.env.TEST_MYSQL_URL, DbType.mariadb)]
+    : []),
 ];

@@ -30,6 +30,9 @@ export function settingsClient(baseUrl: string, token: string) {
     '/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver': {
       redeliver: (id: number) => call('post', '/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', { params: { id } }),
     },
+    '/api/v1/settings/notifications/webhook-health': {
+      webhookHealth: () => call('get', '/api/v1/settings/notifications/webhook-health'),
+    },
     '/api/v1/settings/notifications/webhook/rotate-secret': {
       rotateSecret: (body: BodyOf<'/api/v1/settings/notifications/webhook/rotate-secret', 'post'>) =>
         call('post', '/api/v1/settings/notifications/webhook/rotate-secret', { body }),
@@ -98,6 +101,20 @@ export async function settingsScreenExample(baseUrl: string, token: string): Pro
   }
   const recovered = await api.recover({ since: '2026-11-24T08:00:00Z', type: 'RATE_SPIKE' });
   if (recovered.ok) console.log(recovered.data.queued, recovered.data.more ? 'call again for the rest' : 'all queued');
+  const health = await api.webhookHealth();
+  if (health.ok)
+    for (const webhook of health.data) {
+      const last = webhook.lastAttempt ? `last: ${webhook.lastAttempt.statusCode ?? webhook.lastAttempt.error}` : 'no attempt yet';
+      console.log(
+        webhook.type,
+        webhook.state,
+        webhook.failedAttemptsInRow,
+        webhook.failingSince,
+        webhook.circuitOpenUntil,
+        webhook.waitingDeliveries,
+        last,
+      );
+    }
   await api.rotateSecret({ type: 'RATE_SPIKE' });
   await api.sendTest({ type: 'RATE_SPIKE' });
   await api.list();

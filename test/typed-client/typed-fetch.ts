@@ -14,6 +14,7 @@ type SuccessBody<O> = { [S in keyof Responses<O> & SuccessStatus]: JsonContent<R
 type RequestJson<O> = O extends { requestBody: { content: { 'application/json': infer B } } } ? B : never;
 type PathParams<O> = O extends { parameters: { path: infer P } } ? P : never;
 type QueryParams<O> = O extends { parameters: { query?: infer Q } } ? Q : never;
+type HeaderParams<O> = O extends { parameters: { header?: infer H } } ? H : never;
 
 /** The JSON request body of an operation. */
 export type BodyOf<P extends keyof paths, M extends MethodOf<P>> = RequestJson<Operation<P, M>>;
@@ -24,6 +25,8 @@ export type QueryOf<P extends keyof paths, M extends MethodOf<P>> = NonNullable<
 export interface CallInput<O> {
   params?: PathParams<O>;
   query?: QueryParams<O>;
+  /** Request headers the operation declares (e.g. `Idempotency-Key`). */
+  headers?: HeaderParams<O>;
   body?: RequestJson<O>;
 }
 
@@ -46,7 +49,11 @@ export function typedFetch(baseUrl: string, headers: () => Record<string, string
     }
     const response = await fetch(url, {
       method: method.toUpperCase(),
-      headers: { ...headers(), ...(input.body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        ...headers(),
+        ...((input.headers ?? {}) as Record<string, string>),
+        ...(input.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
     });
     const json: unknown = response.status === 204 ? undefined : await response.json();

@@ -6,6 +6,7 @@ import { AuthModule } from './auth/auth.module';
 import { AuthService } from './auth/auth.service';
 import { databaseOptions } from './database/database-options';
 import type { HostConfig } from './host-config';
+import { InboxModule } from './inbox/inbox.module';
 import { LoansModule } from './loans/loans.module';
 
 @Module({})
@@ -26,6 +27,7 @@ export class AppModule {
           }),
         }),
         LoansModule,
+        InboxModule,
       ],
     };
   }

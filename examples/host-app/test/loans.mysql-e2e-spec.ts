@@ -113,6 +113,27 @@ describe('host app on MariaDB: loans publish LOAN_EXECUTED to the user webhook',
     ]);
   });
 
+  it('tells the user in our in-app inbox when their webhook starts failing and when it works again', async () => {
+    await enableLoanWebhook(13);
+    kit.receiver.respondWith({ status: 503 });
+    for (let i = 0; i < 3; i++) await app.get(LoansService).executeLoan(13, loan);
+    await kit.waitForDelivery({ userId: 13, count: 3 });
+    const failing = await http().get('/inbox').set('x-user-id', '13').expect(200);
+    expect(failing.body).toEqual([
+      expect.objectContaining({
+        title: 'Your webhook is failing',
+        body: 'LOAN_EXECUTED webhook: 3 failed attempts in a row, last answer HTTP 503. Check your endpoint in the notification settings.',
+      }),
+    ]);
+
+    kit.receiver.respondWith({ status: 204 });
+    kit.advance(60_000);
+    await kit.runScheduler();
+    const inbox = await http().get('/inbox').set('x-user-id', '13').expect(200);
+    expect(inbox.body.map((message: { title: string }) => message.title)).toEqual(['Your webhook is failing', 'Your webhook works again']);
+    await http().get('/inbox').expect(401);
+  });
+
   it('keeps its own tables and the notification tables in its one database', async () => {
     const rows: Array<{ name: string }> = await app
       .get(DataSource)

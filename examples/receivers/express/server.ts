@@ -3,10 +3,12 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import express from 'express';
 import { listeningLine, listenOptions } from '../shared/listen-options';
-import { receiveDelivery, verifyVector } from '../shared/receive-delivery';
+import { deliveryReceiver, vectorVerifiers } from '../shared/receive-delivery';
 import { runVectorsIfAsked } from '../shared/run-vectors';
 
 function main(): void {
+  const { host, port, tls } = listenOptions();
+  const receiveDelivery = deliveryReceiver();
   const app = express();
   // Only on this route, and before any JSON parser: a parsed and re-serialized body would not verify.
   app.post('/webhooks/funding', express.raw({ type: '*/*', limit: '1mb' }), (req, res) => {
@@ -14,9 +16,8 @@ function main(): void {
     const answer = receiveDelivery((name) => req.header(name), rawBody);
     res.status(answer.status).type('text/plain').send(answer.body);
   });
-  const { port, tls } = listenOptions();
   const server = tls ? createHttpsServer(tls, app) : createHttpServer(app);
-  server.listen(port, () => console.log(listeningLine(port, Boolean(tls))));
+  server.listen(port, host, () => console.log(listeningLine(server.address(), Boolean(tls))));
 }
 
-if (!runVectorsIfAsked(verifyVector)) main();
+if (!runVectorsIfAsked(vectorVerifiers)) main();

@@ -1,6 +1,7 @@
 // Webhook receiver with only the Go standard library.
 //
-// Serve:   WEBHOOK_SECRET=whsec_... PORT=8443 [TLS_CERT_FILE=cert.pem TLS_KEY_FILE=key.pem] go run receiver.go
+// Serve:   WEBHOOK_SECRET=whsec_... PORT=8443 go run receiver.go
+// Options: WEBHOOK_SCHEME=standard-webhooks, HOST=0.0.0.0, TLS_CERT_FILE=cert.pem TLS_KEY_FILE=key.pem
 // Vectors: go run receiver.go -vectors conformance/signature-vectors.json
 package main
 
@@ -19,6 +20,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,7 +52,42 @@ func verifySignature(secret, timestamp, signature string, rawBody []byte, nowSec
 	return hmac.Equal(mac.Sum(nil), receivedMAC) // constant time
 }
 
+// standardWebhooksKey: the bytes the base64 after whsec_ encodes (either alphabet, padding optional).
+func standardWebhooksKey(secret string) ([]byte, error) {
+	encoded := strings.TrimRight(strings.TrimPrefix(secret, "whsec_"), "=")
+	return base64.RawStdEncoding.DecodeString(strings.NewReplacer("-", "+", "_", "/").Replace(encoded))
+}
+
+// verifyStandardWebhook: Standard Webhooks, from the spec. webhook-signature holds space-separated
+// "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>." + raw body; any one matching is enough.
+// The id is signed too.
+func verifyStandardWebhook(secret, id, timestamp, signatures string, rawBody []byte, nowSeconds, toleranceSeconds int64) bool {
+	if id == "" || signatures == "" || !timestampPattern.MatchString(timestamp) {
+		return false
+	}
+	ts, _ := strconv.ParseInt(timestamp, 10, 64)
+	if age := nowSeconds - ts; age > toleranceSeconds || -age > toleranceSeconds {
+		return false
+	}
+	key, err := standardWebhooksKey(secret)
+	if err != nil {
+		return false
+	}
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + timestamp + "."))
+	mac.Write(rawBody)
+	expected := []byte(base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	for _, versioned := range strings.Split(signatures, " ") {
+		version, signature, _ := strings.Cut(versioned, ",")
+		if version == "v1" && hmac.Equal([]byte(signature), expected) { // constant time
+			return true
+		}
+	}
+	return false
+}
+
 type receiver struct {
+	scheme           string // "x-service" or "standard-webhooks"
 	secret           string
 	toleranceSeconds int64
 	mu               sync.Mutex
@@ -72,10 +109,27 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	eventID := req.Header.Get("X-Service-Event-Id")
-	if !verifySignature(r.secret, req.Header.Get("X-Service-Timestamp"), req.Header.Get("X-Service-Signature"), rawBody, time.Now().Unix(), r.toleranceSeconds) {
+	now := time.Now().Unix()
+	var eventID string
+	var verified bool
+	if r.scheme == "standard-webhooks" {
+		eventID = req.Header.Get("webhook-id")
+		verified = verifyStandardWebhook(r.secret, eventID, req.Header.Get("webhook-timestamp"), req.Header.Get("webhook-signature"), rawBody, now, r.toleranceSeconds)
+	} else {
+		eventID = req.Header.Get("X-Service-Event-Id")
+		verified = verifySignature(r.secret, req.Header.Get("X-Service-Timestamp"), req.Header.Get("X-Service-Signature"), rawBody, now, r.toleranceSeconds)
+	}
+	if !verified {
 		logOutcome(map[string]interface{}{"outcome": "rejected", "eventId": eventID})
 		http.Error(w, "bad signature", http.StatusBadRequest)
+		return
+	}
+	// Parse only what verified; 400 (not 500) to a body that is not a JSON object: retrying will not fix it.
+	// A map, not a struct: "null" decodes into a struct without an error, and into a nil map.
+	var event map[string]interface{}
+	if err := json.Unmarshal(rawBody, &event); err != nil || event == nil {
+		logOutcome(map[string]interface{}{"outcome": "malformed", "eventId": eventID})
+		http.Error(w, "body is not a JSON object", http.StatusBadRequest)
 		return
 	}
 	r.mu.Lock()
@@ -85,17 +139,9 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		fmt.Fprint(w, "duplicate")
 		return
 	}
-	var event struct {
-		Type   string `json:"type"`
-		UserID int64  `json:"userId"`
-	}
-	if err := json.Unmarshal(rawBody, &event); err != nil {
-		http.Error(w, "not JSON", http.StatusBadRequest)
-		return
-	}
 	// Your processing goes here.
 	r.processed[eventID] = true
-	logOutcome(map[string]interface{}{"outcome": "processed", "eventId": eventID, "type": event.Type, "userId": event.UserID})
+	logOutcome(map[string]interface{}{"outcome": "processed", "eventId": eventID, "type": event["type"], "userId": event["userId"]})
 	fmt.Fprint(w, "processed")
 }
 
@@ -112,33 +158,51 @@ type vector struct {
 	ToleranceSeconds int64 `json:"toleranceSeconds"`
 }
 
+func verifyVector(scheme string, v vector) bool {
+	body, _ := base64.StdEncoding.DecodeString(v.Body.Base64)
+	if scheme == "standard-webhooks" {
+		return verifyStandardWebhook(v.Secret, v.Headers["webhook-id"], v.Headers["webhook-timestamp"], v.Headers["webhook-signature"], body, v.Now, v.ToleranceSeconds)
+	}
+	return verifySignature(v.Secret, v.Headers["X-Service-Timestamp"], v.Headers["X-Service-Signature"], body, v.Now, v.ToleranceSeconds)
+}
+
 func runVectors(path string) int {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		log.Fatal(err)
 	}
 	var file struct {
-		Vectors []vector `json:"vectors"`
+		Vectors          []vector `json:"vectors"`
+		StandardWebhooks struct {
+			Vectors []vector `json:"vectors"`
+		} `json:"standardWebhooks"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
 		log.Fatal(err)
 	}
-	failed := 0
-	for _, v := range file.Vectors {
-		body, _ := base64.StdEncoding.DecodeString(v.Body.Base64)
-		verdict := "reject"
-		if verifySignature(v.Secret, v.Headers["X-Service-Timestamp"], v.Headers["X-Service-Signature"], body, v.Now, v.ToleranceSeconds) {
-			verdict = "accept"
+	failedInAll := 0
+	for _, scheme := range []string{"x-service", "standard-webhooks"} {
+		vectors := file.Vectors
+		if scheme == "standard-webhooks" {
+			vectors = file.StandardWebhooks.Vectors
 		}
-		status := "ok  "
-		if verdict != v.Expected {
-			status = "FAIL"
-			failed++
+		failed := 0
+		for _, v := range vectors {
+			verdict := "reject"
+			if verifyVector(scheme, v) {
+				verdict = "accept"
+			}
+			status := "ok  "
+			if verdict != v.Expected {
+				status = "FAIL"
+				failed++
+			}
+			fmt.Printf("%s %s: %s (expected %s, %s)\n", status, v.Name, verdict, v.Expected, v.Reason)
 		}
-		fmt.Printf("%s %s: %s (expected %s, %s)\n", status, v.Name, verdict, v.Expected, v.Reason)
+		fmt.Printf("%d/%d %s vectors passed\n", len(vectors)-failed, len(vectors), scheme)
+		failedInAll += failed
 	}
-	fmt.Printf("%d/%d vectors passed\n", len(file.Vectors)-failed, len(file.Vectors))
-	if failed > 0 {
+	if failedInAll > 0 {
 		return 1
 	}
 	return 0
@@ -154,28 +218,41 @@ func main() {
 	if secret == "" {
 		log.Fatal("Set WEBHOOK_SECRET to the whsec_... secret shown when you enabled the webhook")
 	}
+	scheme := os.Getenv("WEBHOOK_SCHEME")
+	if scheme == "" {
+		scheme = "x-service"
+	}
+	if scheme != "x-service" && scheme != "standard-webhooks" {
+		log.Fatal("WEBHOOK_SCHEME is x-service or standard-webhooks")
+	}
+	if _, err := standardWebhooksKey(secret); scheme == "standard-webhooks" && err != nil {
+		log.Fatalf("WEBHOOK_SECRET is not whsec_ + base64: %v", err)
+	}
 	tolerance := int64(300)
 	if value, err := strconv.ParseInt(os.Getenv("WEBHOOK_TOLERANCE_SECONDS"), 10, 64); err == nil {
 		tolerance = value
 	}
-	port := os.Getenv("PORT")
+	// 127.0.0.1: only this machine can reach it; HOST=0.0.0.0 takes requests from the network.
+	host, port := os.Getenv("HOST"), os.Getenv("PORT")
+	if host == "" {
+		host = "127.0.0.1"
+	}
 	if port == "" {
 		port = "8443"
 	}
 	server := &http.Server{
-		Addr:              ":" + port,
-		Handler:           &receiver{secret: secret, toleranceSeconds: tolerance, processed: map[string]bool{}},
+		Handler:           &receiver{scheme: scheme, secret: secret, toleranceSeconds: tolerance, processed: map[string]bool{}},
 		ReadHeaderTimeout: 5 * time.Second,
 	}
-	listener, err := net.Listen("tcp", server.Addr)
+	listener, err := net.Listen("tcp", net.JoinHostPort(host, port))
 	if err != nil {
 		log.Fatal(err)
 	}
 	cert, key := os.Getenv("TLS_CERT_FILE"), os.Getenv("TLS_KEY_FILE")
 	if cert != "" && key != "" {
-		fmt.Printf("listening on https://127.0.0.1:%s\n", port)
+		fmt.Printf("listening on https://%s\n", listener.Addr())
 		log.Fatal(server.ServeTLS(listener, cert, key))
 	}
-	fmt.Printf("listening on http://127.0.0.1:%s\n", port)
+	fmt.Printf("listening on http://%s\n", listener.Addr())
 	log.Fatal(server.Serve(listener))
 }

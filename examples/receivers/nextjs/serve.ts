@@ -1,11 +1,11 @@
 // Not part of a Next.js app: a tiny Node adapter that serves the route handler the way Next.js calls it
 // (a Web Request in, a Web Response out), so the example runs here without Next.js. `--vectors <file>` runs the
-// conformance vectors through the route's verifySignature.
+// conformance vectors through the route's verifySignature and verifyStandardWebhook.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { listeningLine, listenOptions } from '../shared/listen-options';
-import { runVectorsIfAsked, type SignatureVector } from '../shared/run-vectors';
-import { POST, verifySignature } from './app/api/webhooks/route';
+import { atClock, runVectorsIfAsked } from '../shared/run-vectors';
+import { POST, verifySignature, verifyStandardWebhook } from './app/api/webhooks/route';
 
 const ROUTE = '/api/webhooks';
 
@@ -25,20 +25,27 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 }
 
 function main(): void {
-  const { port, tls } = listenOptions();
+  const { host, port, tls } = listenOptions();
   const listener = (req: IncomingMessage, res: ServerResponse) => void handle(req, res).catch(() => res.writeHead(500).end());
   const server = tls ? createHttpsServer(tls, listener) : createHttpServer(listener);
-  server.listen(port, () => console.log(listeningLine(port, Boolean(tls))));
+  server.listen(port, host, () => console.log(listeningLine(server.address(), Boolean(tls))));
 }
 
-const verifyVector = (vector: SignatureVector, rawBody: Buffer) =>
-  verifySignature(
-    vector.secret,
-    vector.headers['X-Service-Timestamp'] ?? null,
-    vector.headers['X-Service-Signature'] ?? null,
-    rawBody,
-    vector.now,
-    vector.toleranceSeconds,
-  );
-
-if (!runVectorsIfAsked(verifyVector)) main();
+const ranVectors = runVectorsIfAsked({
+  'x-service': (vector, rawBody) =>
+    verifySignature(
+      vector.secret,
+      vector.headers['X-Service-Timestamp'] ?? null,
+      vector.headers['X-Service-Signature'] ?? null,
+      rawBody,
+      vector.now,
+      vector.toleranceSeconds,
+    ),
+  'standard-webhooks': (vector, rawBody) =>
+    atClock(vector, () => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(vector.headers)) if (value !== undefined) headers.set(name, value);
+      return verifyStandardWebhook(vector.secret, headers, rawBody);
+    }),
+});
+if (!ranVectors) main();

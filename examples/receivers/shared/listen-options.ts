@@ -1,15 +1,22 @@
 import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 
 /**
- * `PORT` (default 8443), and `TLS_CERT_FILE` + `TLS_KEY_FILE` (PEM) to serve HTTPS; plain HTTP without them (TLS terminated
- * in front). Requires `WEBHOOK_SECRET`.
+ * `HOST` (default 127.0.0.1: only this machine; set `HOST=0.0.0.0` to take requests from the network), `PORT` (default
+ * 8443), and `TLS_CERT_FILE` + `TLS_KEY_FILE` (PEM) to serve HTTPS; plain HTTP without them (TLS terminated in front).
+ * Requires `WEBHOOK_SECRET`.
  */
-export function listenOptions(): { port: number; tls?: { cert: Buffer; key: Buffer } } {
+export function listenOptions(): { host: string; port: number; tls?: { cert: Buffer; key: Buffer } } {
   if (!process.env.WEBHOOK_SECRET) throw new Error('Set WEBHOOK_SECRET to the whsec_… secret shown when you enabled the webhook');
+  const host = process.env.HOST || '127.0.0.1';
   const port = Number(process.env.PORT ?? 8443);
   const { TLS_CERT_FILE: certFile, TLS_KEY_FILE: keyFile } = process.env;
-  return { port, ...(certFile && keyFile ? { tls: { cert: readFileSync(certFile), key: readFileSync(keyFile) } } : {}) };
+  return { host, port, ...(certFile && keyFile ? { tls: { cert: readFileSync(certFile), key: readFileSync(keyFile) } } : {}) };
 }
 
-/** The line the examples print once they listen (the CI test waits for it). */
-export const listeningLine = (port: number, tls: boolean) => `listening on ${tls ? 'https' : 'http'}://127.0.0.1:${port}`;
+/** The line the examples print once they listen, with the address they are bound to (the CI test waits for it). */
+export function listeningLine(bound: AddressInfo | string | null, tls: boolean): string {
+  if (bound === null || typeof bound === 'string') return `listening on ${bound}`;
+  const host = bound.family === 'IPv6' ? `[${bound.address}]` : bound.address;
+  return `listening on ${tls ? 'https' : 'http'}://${host}:${bound.port}`;
+}

@@ -12,27 +12,61 @@ export interface SignatureVector {
   readonly toleranceSeconds: number;
 }
 
-/** Runs every vector through `verify`, prints one line each, and returns the exit code: 0 when every verdict matches. */
-export async function runVectors(file: string, verify: VerifyVector): Promise<number> {
-  const { vectors } = JSON.parse(readFileSync(file, 'utf8')) as { vectors: SignatureVector[] };
-  let failed = 0;
-  for (const vector of vectors) {
-    const verdict = (await verify(vector, Buffer.from(vector.body.base64, 'base64'))) ? 'accept' : 'reject';
-    if (verdict !== vector.expected) failed++;
-    console.log(
-      `${verdict === vector.expected ? 'ok  ' : 'FAIL'} ${vector.name}: ${verdict} (expected ${vector.expected}, ${vector.reason})`,
-    );
-  }
-  console.log(`${vectors.length - failed}/${vectors.length} vectors passed`);
-  return failed === 0 ? 0 : 1;
-}
+/** The file's `standardWebhooks.vectors`: the same fields, with `webhook-id`, `webhook-timestamp`, `webhook-signature` headers. */
+export type StandardWebhooksVector = SignatureVector;
 
 type VerifyVector = (vector: SignatureVector, rawBody: Buffer) => boolean | Promise<boolean>;
 
+/** A verifier per scheme: `x-service` runs the file's `vectors`, `standard-webhooks` its `standardWebhooks.vectors`. */
+export interface VectorVerifiers {
+  readonly 'x-service': VerifyVector;
+  readonly 'standard-webhooks': VerifyVector;
+}
+
+/** Runs every vector of both schemes, prints one line each and a count per scheme; returns 0 when every verdict matches. */
+export async function runVectors(file: string, verifiers: VectorVerifiers): Promise<number> {
+  const document = JSON.parse(readFileSync(file, 'utf8')) as {
+    vectors: SignatureVector[];
+    standardWebhooks: { vectors: StandardWebhooksVector[] };
+  };
+  let failedInAll = 0;
+  for (const [scheme, vectors] of [
+    ['x-service', document.vectors],
+    ['standard-webhooks', document.standardWebhooks.vectors],
+  ] as const) {
+    let failed = 0;
+    for (const vector of vectors) {
+      const verdict = (await verifiers[scheme](vector, Buffer.from(vector.body.base64, 'base64'))) ? 'accept' : 'reject';
+      if (verdict !== vector.expected) failed++;
+      console.log(
+        `${verdict === vector.expected ? 'ok  ' : 'FAIL'} ${vector.name}: ${verdict} (expected ${vector.expected}, ${vector.reason})`,
+      );
+    }
+    console.log(`${vectors.length - failed}/${vectors.length} ${scheme} vectors passed`);
+    failedInAll += failed;
+  }
+  return failedInAll === 0 ? 0 : 1;
+}
+
+/**
+ * Runs `verify` with `Date.now()` at the vector's `now`: the `standardwebhooks` package reads the clock itself and has a
+ * fixed 5-minute tolerance, so it can only be checked against vectors made with that tolerance.
+ */
+export function atClock<T>(vector: SignatureVector, verify: () => T): T {
+  if (vector.toleranceSeconds !== 300) throw new Error(`${vector.name}: the standardwebhooks package's tolerance is 300 s`);
+  const realNow = Date.now;
+  Date.now = () => vector.now * 1000;
+  try {
+    return verify();
+  } finally {
+    Date.now = realNow;
+  }
+}
+
 /** With `--vectors <file>` on the command line: runs them, sets the exit code and returns true; else returns false. */
-export function runVectorsIfAsked(verify: VerifyVector): boolean {
+export function runVectorsIfAsked(verifiers: VectorVerifiers): boolean {
   const at = process.argv.indexOf('--vectors');
   if (at === -1) return false;
-  void runVectors(process.argv[at + 1], verify).then((code) => (process.exitCode = code));
+  void runVectors(process.argv[at + 1], verifiers).then((code) => (process.exitCode = code));
   return true;
 }

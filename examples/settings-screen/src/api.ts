@@ -11,6 +11,8 @@ export type Delivery = Schemas['DeliveryDto'];
 export type DeliveryDetail = Schemas['DeliveryDetailDto'];
 export type Attempt = Schemas['AttemptDto'];
 export type TestSendResult = Schemas['TestSendResultDto'];
+export type WebhookHealth = Schemas['WebhookHealthDto'];
+export type RecoverResult = Schemas['RecoverResultDto'];
 type ErrorBody = Schemas['ErrorResponseDto'];
 
 /** Why a call failed, ready to show: a summary, the messages per field, and how long to wait on a 429. */
@@ -35,6 +37,7 @@ export function settingsApi(token: string, baseUrl = '') {
   client.use(auth);
   return {
     effective: async () => settle(await client.GET('/api/v1/settings/notifications/effective')),
+    health: async () => settle(await client.GET('/api/v1/settings/notifications/webhook-health')),
     saveWebhook: async (type: EventType, enabled: boolean, webhookUrl: string) =>
       settle(
         await client.PUT('/api/v1/settings/notifications', {
@@ -49,6 +52,9 @@ export function settingsApi(token: string, baseUrl = '') {
       settle(await client.GET('/api/v1/settings/notifications/webhook-deliveries', { params: { query: { limit: 20 } } })),
     delivery: async (id: number) =>
       settle(await client.GET('/api/v1/settings/notifications/webhook-deliveries/{id}', { params: { path: { id } } })),
+    /** Queues a new cycle for the deliveries of `type` that ended FAILED from `since` (RFC 3339) until now. */
+    recover: async (type: EventType, since: string) =>
+      settle(await client.POST('/api/v1/settings/notifications/webhook-deliveries/recover', { body: { type, since } })),
     redeliver: async (id: number) =>
       settle(await client.POST('/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', { params: { path: { id } } })),
   };

@@ -1,6 +1,7 @@
 import { html, nothing, type TemplateResult } from 'lit';
-import type { ApiFailure, EffectiveRow, EventType, TestSendResult, WebhookEventType } from './api';
+import type { ApiFailure, EffectiveRow, EventType, TestSendResult, WebhookEventType, WebhookHealth } from './api';
 import { disabledReasonOf } from './disabled-reason';
+import { healthView, type RecoveryOutcome } from './health-view';
 import { duration, humanize } from './labels';
 
 /** What the user typed for one type's webhook, not yet saved. */
@@ -14,6 +15,10 @@ export interface PreferencesViewModel {
   readonly drafts: Readonly<Record<string, WebhookDraft>>;
   readonly fieldErrors: Readonly<Record<string, Readonly<Record<string, string>>>>;
   readonly testResults: Readonly<Record<string, TestSendResult | ApiFailure>>;
+  /** Each saved webhook's health, by type (absent until loaded, or for a type without a saved webhook). */
+  readonly health: Readonly<Record<string, WebhookHealth>>;
+  readonly recoveries: Readonly<Record<string, RecoveryOutcome>>;
+  readonly recovering: ReadonlySet<string>;
 }
 
 export interface PreferencesActions {
@@ -21,6 +26,7 @@ export interface PreferencesActions {
   save(type: EventType): void;
   sendTest(type: WebhookEventType): void;
   rotateSecret(type: WebhookEventType): void;
+  reenableAndRecover(type: EventType): void;
 }
 
 interface TypeRows {
@@ -88,7 +94,10 @@ function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewM
   const errors = model.fieldErrors[type] ?? {};
   const urlError = errors.webhookUrl;
   const otherErrors = Object.entries(errors).filter(([field]) => field !== 'webhookUrl');
-  const reason = disabledReasonOf(row);
+  const health = model.health[type];
+  const recovery = model.recoveries[type];
+  // The health line says why the service turned it off, when health is loaded.
+  const reason = health?.state === 'DISABLED' ? undefined : disabledReasonOf(row);
   const id = (part: string) => `${type}-${part}`;
   return html`
     <form
@@ -133,6 +142,11 @@ function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewM
         row.enabled && row.hasWebhookSecret ? savedWebhookTools(type as WebhookEventType, model.testResults[type], actions) : nothing
       }
     </form>
+    ${
+      health || recovery
+        ? healthView(type, { health, recovery, busy: model.recovering.has(type) }, (t) => actions.reenableAndRecover(t))
+        : nothing
+    }
   `;
 }
 

@@ -128,6 +128,42 @@ export const styles = css`
   .warning {
     color: #7a4a00;
   }
+  .health {
+    margin-top: 0.4rem;
+  }
+  .health p {
+    margin: 0 0 0.3rem;
+  }
+  /* The badge's text names the state; the colour repeats it (text on tint, at least 4.5:1). */
+  .badge {
+    display: inline-block;
+    padding: 0 0.5rem;
+    border: 1px solid;
+    border-radius: 999px;
+    font-size: 13px;
+    font-weight: 600;
+  }
+  .badge-healthy {
+    background: #e8f3ec;
+    color: #0f5223;
+  }
+  .badge-failing {
+    background: #fdecea;
+    color: #8c1d18;
+  }
+  .badge-circuit-open {
+    background: #fff8e6;
+    color: #6b4100;
+  }
+  .badge-disabled {
+    background: #fdecea;
+    color: #8c1d18;
+    border-style: dashed;
+  }
+  .badge-off {
+    background: #eef0f2;
+    color: #3a434d;
+  }
   .notice {
     border-radius: 8px;
     padding: 0.75rem 1rem;

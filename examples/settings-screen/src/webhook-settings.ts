@@ -10,14 +10,19 @@ import {
   settingsApi,
   type SettingsApi,
   type TestSendResult,
+  type WebhookHealth,
 } from './api';
 import { deliveryLogView } from './delivery-log-view';
+import type { RecoveryOutcome } from './health-view';
 import { humanize } from './labels';
 import { preferencesView, type WebhookDraft } from './preferences-view';
 import { type RevealedSecret, secretPanelView } from './secret-panel-view';
 import { styles } from './styles';
 
 const TOKEN_KEY = 'settings-screen.dev-token';
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The recover call's longest window (FAILED deliveries are kept 90 days), less a minute for the two clocks. */
+const RECOVER_WINDOW_MS = 90 * DAY_MS - 60_000;
 
 interface Notice {
   readonly tone: 'error' | 'info';
@@ -33,6 +38,9 @@ export class WebhookSettings extends LitElement {
     drafts: { state: true },
     fieldErrors: { state: true },
     testResults: { state: true },
+    health: { state: true },
+    recoveries: { state: true },
+    recovering: { state: true },
     revealed: { state: true },
     notice: { state: true },
     deliveries: { state: true },
@@ -46,6 +54,9 @@ export class WebhookSettings extends LitElement {
   private drafts: Record<string, WebhookDraft> = {};
   private fieldErrors: Record<string, Record<string, string>> = {};
   private testResults: Record<string, TestSendResult | ApiFailure> = {};
+  private health: Record<string, WebhookHealth> = {};
+  private recoveries: Record<string, RecoveryOutcome> = {};
+  private recovering = new Set<string>();
   private revealed: RevealedSecret | undefined;
   private notice: Notice | undefined;
   private deliveries: Delivery[] = [];
@@ -77,12 +88,21 @@ export class WebhookSettings extends LitElement {
       ${
         this.rows.length
           ? preferencesView(
-              { rows: this.rows, drafts: this.drafts, fieldErrors: this.fieldErrors, testResults: this.testResults },
+              {
+                rows: this.rows,
+                drafts: this.drafts,
+                fieldErrors: this.fieldErrors,
+                testResults: this.testResults,
+                health: this.health,
+                recoveries: this.recoveries,
+                recovering: this.recovering,
+              },
               {
                 edit: (type, draft) => (this.drafts = { ...this.drafts, [type]: draft }),
                 save: (type) => void this.save(type),
                 sendTest: (type) => void this.sendTest(type),
                 rotateSecret: (type) => void this.rotateSecret(type),
+                reenableAndRecover: (type) => void this.reenableAndRecover(type),
               },
             )
           : nothing
@@ -128,11 +148,13 @@ export class WebhookSettings extends LitElement {
     return html`<p class="notice ${notice.tone}" role=${notice.tone === 'error' ? 'alert' : 'status'}>${notice.text}</p>`;
   }
 
+  /** The preferences with each saved webhook's health, then the delivery log. */
   private async load(): Promise<void> {
-    const rows = await this.call(() => this.api.effective());
+    const [rows, health] = await Promise.all([this.call(() => this.api.effective()), this.call(() => this.api.health())]);
     if (!rows) return;
     this.rows = rows;
     this.drafts = {};
+    if (health) this.health = Object.fromEntries(health.map((h) => [h.type, h]));
     await this.loadDeliveries();
   }
 
@@ -164,6 +186,51 @@ export class WebhookSettings extends LitElement {
     if (!confirm(`Rotate the signing secret for ${humanize(type)}? The current secret stops signing at once.`)) return;
     const rotated = await this.call(() => this.api.rotateSecret(type), type);
     if (rotated?.webhookSecret) this.revealed = { type, secret: rotated.webhookSecret, copied: false };
+  }
+
+  /**
+   * Turns a webhook the service disabled back on (same URL), then queues again what ended FAILED since it began failing
+   * (or since it was disabled), at most 90 days back; says what it did, or why not, next to the button.
+   */
+  private async reenableAndRecover(type: EventType): Promise<void> {
+    const health = this.health[type];
+    const row = this.rows.find((r) => r.type === type && r.channel === 'WEBHOOK');
+    const url = health?.webhookUrl ?? row?.webhookUrl ?? '';
+    this.recovering = new Set([...this.recovering, type]);
+    try {
+      const saved = await this.attempt(() => this.api.saveWebhook(type, true, url));
+      if (!saved.ok) {
+        this.recoveries = {
+          ...this.recoveries,
+          [type]: { ok: false, text: `Could not re-enable the webhook: ${failureText(saved.failure)}` },
+        };
+        return;
+      }
+      if (saved.data.webhookSecret) this.revealed = { type, secret: saved.data.webhookSecret, copied: false };
+      const floor = Date.now() - RECOVER_WINDOW_MS;
+      const from = Date.parse(health?.failingSince ?? health?.disabledAt ?? '') || floor;
+      const recovered = await this.attempt(() => this.api.recover(type, new Date(Math.max(from, floor)).toISOString()));
+      this.recoveries = {
+        ...this.recoveries,
+        [type]: recovered.ok
+          ? { ok: true, text: recoveredText(recovered.data.queued, recovered.data.more) }
+          : { ok: false, text: `Re-enabled, but the failed deliveries were not queued again: ${failureText(recovered.failure)}` },
+      };
+    } finally {
+      const recovering = new Set(this.recovering);
+      recovering.delete(type);
+      this.recovering = recovering;
+      await this.load();
+    }
+  }
+
+  /** One call whose failure the caller shows itself (a network error becomes a failure with status 0). */
+  private async attempt<T>(request: () => Promise<ApiResult<T>>): Promise<ApiResult<T>> {
+    try {
+      return await request();
+    } catch (error) {
+      return { ok: false, failure: { status: 0, message: `Could not reach the service: ${(error as Error).message}`, fieldErrors: {} } };
+    }
   }
 
   private async toggleAttempts(id: number): Promise<void> {
@@ -215,6 +282,18 @@ export class WebhookSettings extends LitElement {
     } else this.notice = { tone: 'error', text: describeFailure(failure) };
     return undefined;
   }
+}
+
+function recoveredText(queued: number, more: boolean): string {
+  const deliveries = `${queued.toLocaleString('en-GB')} failed ${queued === 1 ? 'delivery' : 'deliveries'}`;
+  return `Re-enabled; ${deliveries} queued again${more ? ' (the first 10,000: recover the rest through the API)' : ''}.`;
+}
+
+/** A failure as one sentence: the 429 wait, the 401 advice, or the service's message with its field messages. */
+function failureText(failure: ApiFailure): string {
+  if (failure.status === 429 || failure.status === 401) return describeFailure(failure);
+  const fields = Object.entries(failure.fieldErrors).map(([field, message]) => `${field}: ${message}`);
+  return [failure.message, ...fields].join('; ');
 }
 
 function describeFailure(failure: ApiFailure): string {

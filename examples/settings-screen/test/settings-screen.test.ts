@@ -5,6 +5,7 @@ import type { TestReceiver } from '@funding/notification-webhooks/testing';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityViolations, launchChromium, screenshot } from './support/browser';
+import { writeDisabledWebhook } from './support/database';
 import { devToken } from './support/dev-token';
 import { testingKit } from './support/repo';
 import { type ScreenServer, serveBuiltScreen } from './support/screen-server';
@@ -14,6 +15,8 @@ const USER_ID = 42;
 const TEST_SENDS_PER_MINUTE = 2;
 /** Polls that press "Refresh log": a person's pace, within the settings API's 120 requests a minute. */
 const REFRESHING = { timeout: 15_000, interval: 500 };
+/** The date and time as the screen shows them (`en-GB`, medium): `24 Nov 2026, 08:00:00`. */
+const SHOWN_TIME = String.raw`\d{1,2} \w{3,4} \d{4}, \d{2}:\d{2}:\d{2}`;
 
 let receiver: TestReceiver;
 let service: RunningService;
@@ -26,7 +29,8 @@ beforeAll(async () => {
   receiver = await testingKit().startTestReceiver();
   service = await startService({
     receiverCaPem: receiver.caPem,
-    env: { RATE_LIMIT_TEST_SEND_PER_MINUTE: String(TEST_SENDS_PER_MINUTE) },
+    // FAILING after one failed attempt, so that one publish to a failing receiver shows it.
+    env: { RATE_LIMIT_TEST_SEND_PER_MINUTE: String(TEST_SENDS_PER_MINUTE), WEBHOOK_HEALTH_FAILING_AFTER: '1' },
   });
   screen = await serveBuiltScreen(service.url);
   browser = await launchChromium();
@@ -54,6 +58,36 @@ async function isFocused(locator: Locator): Promise<boolean> {
 async function expectNoAccessibilityViolations(): Promise<void> {
   expect(await accessibilityViolations(page)).toEqual([]);
 }
+
+/** The settings API as the signed-in user, from the test (to check what the screen did, not through it). */
+async function settingsCall<T>(method: string, path: string, body?: object): Promise<{ status: number; data: T }> {
+  const response = await fetch(`${service.url}/api/v1/settings/notifications${path}`, {
+    method,
+    headers: { authorization: `Bearer ${devToken(service.jwtSecret, USER_ID)}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, data: (await response.json()) as T };
+}
+
+interface HealthItem {
+  type: string;
+  state: string;
+  failedAttemptsInRow: number;
+  lastAttempt?: { statusCode: number | null };
+}
+const healthOf = async (type: string) =>
+  (await settingsCall<HealthItem[]>('GET', '/webhook-health')).data.find((item) => item.type === type);
+
+async function publish(type: string, title: string): Promise<void> {
+  const published = await fetch(`${service.url}/api/v1/internal/notifications/events`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.internalToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ userId: USER_ID, type, severity: 'WARNING', title, body: 'from the settings screen test' }),
+  });
+  expect(published.status).toBe(202);
+}
+
+const healthBlock = (label: string) => rowOf(label).locator('.health');
 
 describe('settings screen in headless Chromium', () => {
   let shownSecret = '';
@@ -103,7 +137,7 @@ describe('settings screen in headless Chromium', () => {
     await secretPanel().waitFor();
     expect(await secretPanel().textContent()).toContain('you will not see this again');
     shownSecret = (await page.locator('#secret-value').textContent()) ?? '';
-    expect(shownSecret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(shownSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(await page.locator('#RATE_SPIKE-url-error').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Copy secret' }).click();
@@ -202,6 +236,90 @@ describe('settings screen in headless Chromium', () => {
     await screenshot(page, '07-redelivered');
   });
 
+  it('shows a failing webhook: a "Failing" badge and since when, how many attempts in a row, the last status', async () => {
+    receiver.clear();
+    receiver.respondWith({ status: 503, body: 'down for maintenance' });
+    await publish('RATE_SPIKE', 'EUR rate spiked');
+    await receiver.waitForRequests(1);
+    // The health rows trail the recorded attempt by one batch.
+    await expect.poll(async () => (await healthOf('RATE_SPIKE'))?.state, REFRESHING).toBe('FAILING');
+    expect(await healthOf('RATE_SPIKE')).toMatchObject({ failedAttemptsInRow: 1, lastAttempt: { statusCode: 503 } });
+
+    await page.reload();
+    const health = healthBlock('Rate spike');
+    await health.getByText(/Failing since/).waitFor();
+    expect(await health.locator('.badge').textContent()).toBe('Health of the webhook for Rate spike: Failing');
+    expect(await health.locator('.badge').getAttribute('class')).toContain('badge-failing');
+    expect((await health.locator('p').first().textContent())?.replace(/\s+/g, ' ').trim()).toMatch(
+      new RegExp(`Failing since ${SHOWN_TIME}, 1 failed attempt in a row, last: HTTP 503$`),
+    );
+    expect(await health.getByRole('button').count()).toBe(0); // only a DISABLED webhook offers "Re-enable and recover"
+    await screenshot(page, '08-failing');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('re-enables a webhook the service disabled and queues again what failed meanwhile, in one step', async () => {
+    // A second webhook, saved as a user would; then what auto-disable leaves after hours of failures (written into the
+    // service's database: the real clock would take 5 hours), with one delivery that ended FAILED meanwhile.
+    const loansUrl = receiver.url('/loans');
+    const saved = await settingsCall('PUT', '', { type: 'LOAN_EXPIRING', channel: 'WEBHOOK', enabled: true, webhookUrl: loansUrl });
+    expect(saved.status).toBe(200);
+    const now = Date.now();
+    const disabledAt = now - 10 * 60_000;
+    const reason = `disabled after 12 consecutive failed deliveries on ${new Date(disabledAt).toISOString()}`;
+    const eventId = writeDisabledWebhook(service.dbPath, {
+      userId: USER_ID,
+      type: 'LOAN_EXPIRING',
+      disabledReason: reason,
+      failingSince: now - 5 * 60 * 60_000,
+      disabledAt,
+      failedAttempts: 12,
+    });
+    expect((await healthOf('LOAN_EXPIRING'))?.state).toBe('DISABLED');
+
+    await page.reload();
+    const health = healthBlock('Loan expiring');
+    const reenable = page.getByRole('button', { name: 'Re-enable and recover the webhook for Loan expiring' });
+    await reenable.waitFor();
+    expect(await health.locator('.badge').textContent()).toBe('Health of the webhook for Loan expiring: Disabled');
+    expect((await health.locator('p').first().textContent())?.replace(/\s+/g, ' ').trim()).toContain(`Disabled by the service: ${reason}`);
+    expect(await webhookSwitch('Loan expiring').isChecked()).toBe(false);
+    await screenshot(page, '09-disabled');
+    await expectNoAccessibilityViolations();
+
+    receiver.clear(); // still answering 503: the recovered delivery stays PENDING, waiting for its retry
+    await reenable.click();
+    const outcome = health.getByRole('status');
+    await expect.poll(() => outcome.textContent(), REFRESHING).toBe('Re-enabled; 1 failed delivery queued again.');
+    await expect.poll(() => webhookSwitch('Loan expiring').isChecked(), REFRESHING).toBe(true);
+    expect(await reenable.count()).toBe(0);
+    expect(await health.locator('.badge').textContent()).not.toMatch(/Disabled$/);
+    expect(await page.getByRole('alert').count()).toBe(0);
+
+    // Through the API: the webhook is on again at the same URL, and the failed event has a PENDING delivery again.
+    const effective = await settingsCall<Array<{ type: string; channel: string; enabled: boolean; webhookUrl?: string }>>(
+      'GET',
+      '/effective',
+    );
+    expect(effective.data.find((row) => row.type === 'LOAN_EXPIRING' && row.channel === 'WEBHOOK')).toMatchObject({
+      enabled: true,
+      webhookUrl: loansUrl,
+    });
+    expect(effective.data.find((row) => row.type === 'LOAN_EXPIRING' && row.channel === 'WEBHOOK')).not.toHaveProperty(
+      'disabledReasonCode',
+    );
+    const log = await settingsCall<{ data: Array<{ eventId: string; type: string; status: string }> }>(
+      'GET',
+      '/webhook-deliveries?limit=20',
+    );
+    const cycles = log.data.data.filter((delivery) => delivery.eventId === eventId);
+    expect(cycles.map((delivery) => delivery.status)).toEqual(['PENDING', 'FAILED']);
+    await expect.poll(() => receiver.requests.some((request) => request.eventId === eventId), REFRESHING).toBe(true); // sent again
+    await screenshot(page, '10-reenabled');
+    await expectNoAccessibilityViolations();
+    receiver.respondWith({ status: 200, body: 'ok' });
+  });
+
   it('tells the user to wait when the service answers 429 with Retry-After', async () => {
     const sendTest = page.getByRole('button', { name: 'Send test event for Rate spike' });
     const alert = page.getByRole('alert');
@@ -214,7 +332,7 @@ describe('settings screen in headless Chromium', () => {
     }
 
     expect(await alert.textContent()).toMatch(/Too many requests: please wait \d+ s before trying again/);
-    await screenshot(page, '08-rate-limited');
+    await screenshot(page, '11-rate-limited');
     await expectNoAccessibilityViolations();
   });
 });

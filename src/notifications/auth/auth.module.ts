@@ -9,7 +9,11 @@ function userIdResolverFrom(options: NotificationsModuleOptions): UserIdResolver
     throw new Error('NotificationsModule: give either jwtSecret or resolveUserId, not both');
   }
   if (options.resolveUserId) return options.resolveUserId;
-  if (options.jwtSecret) return jwtUserResolver(options.jwtSecret, { allowTokensWithoutExpiry: options.allowTokensWithoutExpiry });
+  if (options.jwtSecret)
+    return jwtUserResolver(options.jwtSecret, {
+      allowTokensWithoutExpiry: options.allowTokensWithoutExpiry,
+      maxTokenLifetimeSeconds: options.maxTokenLifetimeSeconds,
+    });
   throw new Error('NotificationsModule: jwtSecret or resolveUserId is required to authenticate settings requests');
 }
 

@@ -36,6 +36,18 @@ describe('jwtUserResolver', () => {
     expect(await resolve(requestWith(jwt))).toBeUndefined();
   });
 
+  it('refuses a token whose lifetime (exp - iat, or exp - now without iat) exceeds the cap: 7 days by default', async () => {
+    const week = 7 * 24 * 3600;
+    expect(await resolve(requestWith(token({}, { sub: '7', iat: now(), exp: now() + week })))).toBe(7);
+    expect(await resolve(requestWith(token({}, { sub: '7', iat: now(), exp: now() + week + 1 })))).toBeUndefined();
+    expect(await resolve(requestWith(token({}, { sub: '7', exp: 253402300799 })))).toBeUndefined(); // the year 9999
+    expect(await resolve(requestWith(token({}, { sub: '7', iat: now() - week, exp: now() + 60 })))).toBeUndefined();
+    expect(await resolve(requestWith(token({}, { sub: '7', iat: now() + 3600, exp: now() + week + 60 })))).toBeUndefined(); // a future iat claims nothing
+    const hour = jwtUserResolver(SECRET, { maxTokenLifetimeSeconds: 3600 });
+    expect(await hour(requestWith(token({}, { sub: '7', iat: now(), exp: now() + 3600 })))).toBe(7);
+    expect(await hour(requestWith(token({}, { sub: '7', iat: now(), exp: now() + 3601 })))).toBeUndefined();
+  });
+
   it('accepts a token without exp when long-lived tokens are allowed, never one with crit', async () => {
     const lenient = jwtUserResolver(SECRET, { allowTokensWithoutExpiry: true });
     expect(await lenient(requestWith(token({}, { sub: '7' })))).toBe(7);

@@ -7,9 +7,17 @@ import { parseUserId } from './user-id';
 // The scheme is case-insensitive (RFC 9110); the token is a compact JWS.
 const BEARER = /^Bearer +([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*)$/i;
 
+/** The longest lifetime a user token may claim by default: 7 days, from `iat` (or from now without one) to `exp`. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600;
+
 export interface JwtUserResolverOptions {
   /** Accept tokens without an `exp` claim, which never expire (default false: such tokens are refused). */
   readonly allowTokensWithoutExpiry?: boolean;
+  /**
+   * Refuse a token whose `exp` lies further than this after its `iat` (or after now, without `iat`): a token minted to
+   * last for years is a credential that never really expires. Default {@link DEFAULT_MAX_TOKEN_LIFETIME_SECONDS}.
+   */
+  readonly maxTokenLifetimeSeconds?: number;
 }
 
 /**
@@ -23,19 +31,29 @@ export function jwtUserResolver(secret: string, options: JwtUserResolverOptions 
   const key = createSecretKey(Buffer.from(secret));
   const jwt = new JwtService({ secretOrKeyProvider: () => key, verifyOptions: { algorithms: ['HS256'], complete: true } });
   const requireExpiry = options.allowTokensWithoutExpiry !== true;
+  const maxLifetime = options.maxTokenLifetimeSeconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
   return async (request: Request) => {
     const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
     if (!token) return undefined;
     try {
       // `complete`: the header too; jsonwebtoken checks exp only when present and ignores crit.
-      const { header, payload } = await jwt.verifyAsync<{ header: object; payload: { sub?: unknown; exp?: unknown } }>(token);
+      const { header, payload } = await jwt.verifyAsync<{ header: object; payload: { sub?: unknown; exp?: unknown; iat?: unknown } }>(
+        token,
+      );
       if ('crit' in header) return undefined;
       if (requireExpiry && typeof payload.exp !== 'number') return undefined;
+      if (typeof payload.exp === 'number' && payload.exp - issuedAt(payload.iat) > maxLifetime) return undefined;
       return parseUserId(payload.sub);
     } catch {
       return undefined;
     }
   };
+}
+
+/** When a token was issued (Unix seconds): its `iat`, or now when it has none (or a future one, which claims nothing). */
+function issuedAt(iat: unknown): number {
+  const now = Math.floor(Date.now() / 1000);
+  return typeof iat === 'number' && iat <= now ? iat : now;
 }
 
 /** Signs a token accepted by {@link jwtUserResolver}, for local use and tests. */

@@ -4,6 +4,7 @@ import { Clock } from '../clock/clock';
 import { GroupCommit } from '../common/group-commit';
 import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { EndpointHealthRecorder } from '../endpoint-health/endpoint-health-recorder';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesService } from '../preferences/preferences.service';
@@ -30,6 +31,7 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
     private readonly events: DeliveryEvents,
     private readonly preferences: PreferencesService,
     private readonly clock: Clock,
+    private readonly health: EndpointHealthRecorder,
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
   ) {
     this.disableAfter = autoDisableAfter(options);
@@ -58,9 +60,11 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
       const runs = foldFinished(
         batch.map(({ userId, type, status }) => ({ userId, type, delivered: status === DeliveryStatus.DELIVERED })),
       );
-      const disabled = await this.preferences.recordFinishedRuns(runs, { disableAfter: this.disableAfter, now: this.clock.now() });
+      const now = this.clock.now();
+      const disabled = await this.preferences.recordFinishedRuns(runs, { disableAfter: this.disableAfter, now });
       for (const { userId, type, failures } of disabled) {
         this.logger.warn(`Disabled the ${type} webhook of user ${userId} after ${failures} consecutive failed deliveries`);
+        void this.health.disabled(userId, type, now);
       }
     } catch (error) {
       this.logger.error(`Could not account for ${batch.length} finished deliveries`, (error as Error).stack);

@@ -1,7 +1,27 @@
+/** A timer started with {@link Clock.setTimeout} or {@link Clock.setInterval}. */
+export interface ClockTimer {
+  /** Stops it; nothing runs after this call. */
+  cancel(): void;
+}
+
 /** Where the module reads the time: tests inject a fake to walk the retry schedule without waiting. */
 export abstract class Clock {
   /** Milliseconds since the Unix epoch. */
   abstract now(): number;
+
+  /** Runs `run` once, `ms` from now; by default on the process's timers, which never keep the process alive. */
+  setTimeout(run: () => void, ms: number): ClockTimer {
+    const timer = setTimeout(run, ms);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  }
+
+  /** Runs `run` every `ms` until cancelled; by default on the process's timers, which never keep the process alive. */
+  setInterval(run: () => void, ms: number): ClockTimer {
+    const timer = setInterval(run, ms);
+    timer.unref();
+    return { cancel: () => clearInterval(timer) };
+  }
 }
 
 export class SystemClock extends Clock {

@@ -34,6 +34,7 @@ export const {
   ApiBody,
   ApiConflictResponse,
   ApiExtraModels,
+  ApiHeader,
   ApiNotFoundResponse,
   ApiOkResponse,
   ApiOperation,

@@ -87,14 +87,14 @@ export class DeliveriesController {
     description:
       'Sends the stored event again to the current URL of its type, signed with the current secret, with the same ' +
       '`X-Service-Event-Id` (receivers deduplicate on it), as a new cycle of up to 6 attempts on the retry schedule. ' +
-      'Answers the new delivery, PENDING. Only a delivery that ended (DELIVERED, FAILED or CANCELLED): one still PENDING ' +
-      'answers 409, as its own cycle is running.',
+      'Answers the new delivery, PENDING. One cycle per event at a time: while a delivery of the event is PENDING (this ' +
+      'one, or an earlier redelivery or recovery of it) the call answers 409 naming it, also when two calls arrive at once.',
   })
   @ApiAcceptedResponse({ type: DeliveryDto })
   @ApiNotFoundResponse({ type: ErrorResponseDto })
   @ApiConflictResponse({
     type: ErrorResponseDto,
-    description: 'The delivery is still PENDING (its retry cycle is running); redeliver it once it has ended.',
+    description: 'A delivery of the event is still PENDING (its retry cycle is running); redeliver once it has ended.',
   })
   @ApiErrorResponses(400, 413, 415)
   @RateLimit('redeliver')

@@ -4,7 +4,7 @@ import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api-errors';
 import { PreferencesService } from '../preferences/preferences.service';
-import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
+import { DeliveryLogRepository } from './delivery-log.repository';
 import { OutboxEngine } from './engine/outbox-engine';
 import {
   cursorAfter,
@@ -31,7 +31,7 @@ import { buildWebhookRequest } from './webhook-request';
 @Injectable()
 export class DeliveriesService {
   constructor(
-    private readonly outbox: DeliveryOutboxRepository,
+    private readonly log: DeliveryLogRepository,
     private readonly engine: OutboxEngine,
     private readonly preferences: PreferencesService,
     private readonly sender: WebhookSender,
@@ -42,7 +42,7 @@ export class DeliveriesService {
 
   async list(userId: number, query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
     const limit = query.limit ?? 20;
-    const rows = await this.outbox.listForUser({
+    const rows = await this.log.listForUser({
       userId,
       limit: limit + 1,
       beforeId: query.cursor === undefined ? undefined : cursorBeforeId(query.cursor),
@@ -55,7 +55,7 @@ export class DeliveriesService {
 
   async detail(userId: number, id: number): Promise<DeliveryDetailDto> {
     const delivery = await this.ownDelivery(userId, id);
-    const attempts = await this.outbox.attemptsOf(delivery.id);
+    const attempts = await this.log.attemptsOf(delivery.id);
     return {
       ...toDeliveryDto(delivery),
       attempts: attempts.map((a) => ({
@@ -71,8 +71,9 @@ export class DeliveriesService {
   }
 
   /**
-   * Queues the same event again: same event id and body, a new cycle of up to 6 attempts. A delivery still PENDING is
-   * refused (409): its own cycle is running, and a second one would send the event twice at once.
+   * Queues the same event again: same event id and body, a new cycle of up to 6 attempts. Refused (409) while a delivery
+   * of the event is PENDING (this one or an earlier redelivery): its cycle is running, and a second one would send the
+   * event twice at once. The database holds one PENDING delivery per event, so two calls at once start one cycle.
    */
   async redeliver(userId: number, id: number): Promise<DeliveryDto> {
     const delivery = await this.ownDelivery(userId, id);
@@ -84,13 +85,22 @@ export class DeliveriesService {
     }
     const redelivered = await this.engine.redeliver({ id: delivery.eventId, userId, type: delivery.type });
     if (redelivered === null) throw notFound(id); // retention removed it since it was read
-    return toDeliveryDto((await this.outbox.findForUser(userId, redelivered))!);
+    if ('running' in redelivered)
+      throw new ConflictException(
+        `Event ${delivery.eventId} is being delivered already: delivery ${redelivered.running} is PENDING (its retry cycle is running); redeliver once it is DELIVERED, FAILED or CANCELLED`,
+      );
+    return toDeliveryDto((await this.log.findForUser(userId, redelivered.started))!);
   }
 
   /**
    * Queues a new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes), paced
    * behind live traffic. The window: `since` ≤ `until` (default now), at most {@link MAX_RECOVER_WINDOW_DAYS} days.
    */
+  /** The user's deliveries waiting (PENDING) per type, counted among at most `cap` of them. */
+  waitingByType(userId: number, cap: number): Promise<Map<EventType, number>> {
+    return this.log.pendingByType(userId, cap);
+  }
+
   recover(userId: number, input: RecoverDeliveriesDto): Promise<RecoverResultDto> {
     const now = this.clock.now();
     const since = Date.parse(rfc3339Instant(input.since)!);
@@ -120,6 +130,7 @@ export class DeliveriesService {
     const request = buildWebhookRequest({
       url: target.url,
       secret: target.secret,
+      previousSecret: target.previousSecret,
       body,
       type,
       eventId: `test_${randomUUID()}`,
@@ -133,7 +144,7 @@ export class DeliveriesService {
   }
 
   private async ownDelivery(userId: number, id: number): Promise<WebhookDelivery> {
-    const delivery = await this.outbox.findForUser(userId, id);
+    const delivery = await this.log.findForUser(userId, id);
     if (!delivery) throw notFound(id);
     return delivery;
   }

@@ -16,6 +16,12 @@ export interface AttemptRecorded {
   readonly durationMs: number;
   readonly statusCode: number | null;
   readonly status: DeliveryStatus;
+  /** When the attempt started (epoch ms): for a skipped attempt (outcome `circuit_open`), when it was skipped. */
+  readonly attemptedAt: number;
+  /** The attempt's short error text, as the delivery log stores it (no header values, no bodies); null on success. */
+  readonly error: string | null;
+  /** Outcome `circuit_open` only: until when the endpoint's circuit is open (epoch ms); else null. */
+  readonly circuitOpenUntil: number | null;
 }
 
 /** A due delivery ended CANCELLED without a request (the webhook was disabled meanwhile). */
@@ -46,15 +52,52 @@ export interface CircuitOpened {
   readonly host: string;
   /** When a probe attempt may go again (epoch ms). */
   readonly until: number;
-  /** Deliveries parked until then. */
+  /** Queued attempts skipped (outcome `circuit_open`) when it opened. */
   readonly parked: number;
 }
 
-/** Deliveries were parked (not attempted, not failed) until their endpoint's circuit lets a probe through. */
+/** Attempts of these deliveries came due while their endpoint's circuit was open: each was recorded as skipped (outcome `circuit_open`, no request). */
 export interface DeliveriesParked {
   readonly userId: number;
   readonly count: number;
   readonly until: number;
+}
+
+/**
+ * How a webhook (a user's event type) is doing, as the settings API reports it: `HEALTHY`; `FAILING` (at least the
+ * configured number of attempts in a row failed); `CIRCUIT_OPEN` (its endpoint stopped answering: attempts are skipped
+ * until a probe is answered); `DISABLED` (the service turned it off, auto-disable); `OFF` (the user turned it off).
+ */
+export type WebhookHealthState = 'HEALTHY' | 'FAILING' | 'CIRCUIT_OPEN' | 'DISABLED' | 'OFF';
+
+/**
+ * What changed: `became_failing` (the failed attempts in a row reached the threshold), `circuit_opened`,
+ * `circuit_closed` (an attempt was answered with a 2xx while the circuit was open), `recovered` (the first 2xx after
+ * failing), `disabled` (auto-disable turned the webhook off).
+ */
+export type WebhookHealthChange = 'became_failing' | 'circuit_opened' | 'circuit_closed' | 'recovered' | 'disabled';
+
+/**
+ * A webhook's health changed. Emitted once per change across all instances (by the instance whose write made it),
+ * after the change is stored, a moment after the attempt that caused it was recorded.
+ */
+export interface WebhookHealthChanged {
+  readonly userId: number;
+  readonly type: EventType;
+  readonly change: WebhookHealthChange;
+  readonly from: WebhookHealthState;
+  readonly to: WebhookHealthState;
+  /** When the attempt (or the auto-disable) that made the change happened (epoch ms). */
+  readonly at: number;
+  readonly failedAttemptsInRow: number;
+  /** When the current run of failed attempts began (epoch ms); null when there is none. */
+  readonly failingSince: number | null;
+  /** Until when the circuit is open (epoch ms), while it is; else null. */
+  readonly circuitOpenUntil: number | null;
+  /** The last attempt's HTTP status, when one came. */
+  readonly lastStatusCode: number | null;
+  /** The last attempt's short error text (as the delivery log shows it); null after a success. */
+  readonly lastError: string | null;
 }
 
 interface DeliveryFacts {
@@ -64,6 +107,7 @@ interface DeliveryFacts {
   circuitOpened: CircuitOpened;
   deliveriesParked: DeliveriesParked;
   testSendFinished: TestSendFinished;
+  webhookHealthChanged: WebhookHealthChanged;
 }
 
 /**
@@ -83,6 +127,7 @@ export class DeliveryEvents {
     circuitOpened: new Subject(),
     deliveriesParked: new Subject(),
     testSendFinished: new Subject(),
+    webhookHealthChanged: new Subject(),
   };
 
   readonly attemptRecorded: Observable<AttemptRecorded> = this.guarded('attemptRecorded');
@@ -91,6 +136,8 @@ export class DeliveryEvents {
   readonly circuitOpened: Observable<CircuitOpened> = this.guarded('circuitOpened');
   readonly deliveriesParked: Observable<DeliveriesParked> = this.guarded('deliveriesParked');
   readonly testSendFinished: Observable<TestSendFinished> = this.guarded('testSendFinished');
+  /** A webhook's health changed (see {@link WebhookHealthChanged}): route it to the user's in-app or e-mail channel. */
+  readonly webhookHealthChanged: Observable<WebhookHealthChanged> = this.guarded('webhookHealthChanged');
 
   private guarded<K extends keyof DeliveryFacts>(name: K): Observable<DeliveryFacts[K]> {
     const subject = this.subjects[name];

@@ -2,6 +2,7 @@ import { SERVICE_VERSION } from '../../version';
 import { positiveInteger } from '../common/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import type { CircuitBreakerSettings } from './engine/circuit-breaker';
+import { CLAIM_MODES, type ClaimMode } from './engine/claim-mode';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './http/webhook-sender';
 
 /** The resolved delivery settings of one module instance. */
@@ -15,6 +16,8 @@ export interface DeliverySettings {
   readonly shutdownGraceMs: number;
   readonly userAgent: string;
   readonly role: ProcessRole;
+  /** How the claim keeps instances off one delivery on MySQL/MariaDB; unset: chosen by the server at start. */
+  readonly claimMode?: ClaimMode;
 }
 
 /** What a process does: `api` stores and serves, `worker` delivers, `all` both (default). */
@@ -23,8 +26,19 @@ export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'all'];
 
 export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 
-/** An attempt starts only if it can finish, and be recorded, this long before its lease ends. */
-export const LEASE_MARGIN_MS = 1_000;
+/**
+ * The largest difference between the clocks of two instances sharing a database that we tolerate. Lease and due times
+ * come from each instance's clock: an instance whose clock runs ahead sees another's lease end early, by up to this much.
+ * Run NTP (or similar) on every app server; a larger skew can send an attempt twice.
+ */
+export const MAX_CLOCK_SKEW_MS = 5_000;
+/** Time an attempt's record gets to commit after its deadline. */
+export const RECORD_BUDGET_MS = 2_000;
+/**
+ * An attempt starts only if its deadline, its record and the tolerated clock skew fit before its lease ends: then an
+ * instance whose clock runs ahead by up to {@link MAX_CLOCK_SKEW_MS} never takes a lease that its holder still relies on.
+ */
+export const LEASE_MARGIN_MS = RECORD_BUDGET_MS + MAX_CLOCK_SKEW_MS;
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_PER_ENDPOINT_CONCURRENCY = 4;
 export const DEFAULT_CIRCUIT_BREAKER: CircuitBreakerSettings = { failuresToOpen: 5, coolDownMs: 30_000 };
@@ -38,14 +52,19 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     leaseMs = DEFAULT_LEASE_MS,
     timeoutMs = DEFAULT_WEBHOOK_TIMEOUT_MS,
     shutdownGraceMs = 10_000,
+    claimMode,
   } = options.delivery ?? {};
+  if (claimMode !== undefined && !CLAIM_MODES.includes(claimMode))
+    throw new RangeError(`delivery.claimMode must be one of ${CLAIM_MODES.join(', ')}, got ${String(claimMode)}`);
   const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;
   if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0)
     throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
   const role = options.role ?? 'all';
   if (!PROCESS_ROLES.includes(role)) throw new RangeError(`role must be one of ${PROCESS_ROLES.join(', ')}, got ${String(role)}`);
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
-    throw new RangeError(`delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms`);
+    throw new RangeError(
+      `delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms (record budget and tolerated clock skew)`,
+    );
   }
   return {
     concurrency: positiveInteger('delivery.concurrency', concurrency),
@@ -57,5 +76,6 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     shutdownGraceMs: positiveInteger('delivery.shutdownGraceMs', shutdownGraceMs),
     userAgent: `Service/${SERVICE_VERSION} (+${options.serviceSite ?? 'https://funding.example.com'})`,
     role,
+    claimMode,
   };
 }

@@ -11,15 +11,22 @@ import { DeliveriesController } from './deliveries.controller';
 import { DeliveryActivityLogger } from './delivery-activity.logger';
 import { DeliveryEvents } from './delivery-events';
 import { DeliveriesService } from './deliveries.service';
+import { DeliveryLogRepository } from './delivery-log.repository';
 import { AfterCommit } from './engine/after-commit';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine';
+import { OutboxStore } from './engine/outbox-store';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
+import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository';
+import { IDEMPOTENCY_WINDOW_MS, idempotencyWindowMs } from './idempotency/idempotency-window';
+import { WebhookIdempotencyKey } from './idempotency/webhook-idempotency-key.entity';
 import { InternalEventsController } from './internal-events.controller';
 import { InternalTokenGuard } from './internal-token.guard';
+import { DeliveryTracing } from './trace-context/delivery-tracing';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
+import { WebhookEndpointProbe } from './webhook-endpoint-probe.entity';
 import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher';
 
@@ -32,7 +39,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt]),
+    TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpointProbe, WebhookIdempotencyKey]),
     ClockModule,
     SettingsApiModule,
     PreferencesModule,
@@ -41,6 +48,8 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
   controllers: [DeliveriesController, InternalEventsController],
   providers: [
     { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
+    { provide: IDEMPOTENCY_WINDOW_MS, inject: [NOTIFICATIONS_OPTIONS], useFactory: idempotencyWindowMs },
+    IdempotencyKeyRepository,
     {
       provide: WebhookSender,
       inject: [WebhookUrlPolicy, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
@@ -54,7 +63,11 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
         }),
     },
     DeliveryEvents,
+    // OpenTelemetry when the host has it (loaded on first use), else the traceparent header alone.
+    { provide: DeliveryTracing, useFactory: () => new DeliveryTracing() },
     DeliveryOutboxRepository,
+    { provide: OutboxStore, useExisting: DeliveryOutboxRepository },
+    DeliveryLogRepository,
     AfterCommit,
     OutboxEngine,
     DeliveriesService,
@@ -64,6 +77,16 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     { provide: HOST_FACING_DELIVERY_EVENTS, useExisting: DeliveryEvents },
     DeliveryActivityLogger,
   ],
-  exports: [WebhookPublisher, OutboxEngine, DeliveryEvents, ClockModule, HOST_FACING_PUBLISHER, HOST_FACING_DELIVERY_EVENTS],
+  exports: [
+    WebhookPublisher,
+    DeliveriesService,
+    OutboxEngine,
+    DeliveryEvents,
+    ClockModule,
+    IdempotencyKeyRepository,
+    IDEMPOTENCY_WINDOW_MS,
+    HOST_FACING_PUBLISHER,
+    HOST_FACING_DELIVERY_EVENTS,
+  ],
 })
 export class DeliveryModule {}

@@ -20,4 +20,16 @@ export class WebhookEvent {
 
   @Column({ name: 'created_at', type: 'bigint', transformer: epochMs })
   createdAt: number;
+
+  /** The W3C `traceparent` (version 00) the attempts are child spans of, when the event was published in a trace. */
+  @Column({ type: 'varchar', length: 55, nullable: true })
+  traceparent: string | null;
+
+  /** The W3C `tracestate` that came with it, forwarded unchanged. */
+  @Column({ type: 'varchar', length: 512, nullable: true })
+  tracestate: string | null;
+
+  /** Set by retention when it purges a DELIVERED delivery of this event: recover never sends it again. */
+  @Column({ name: 'was_delivered', type: 'boolean', default: false })
+  wasDelivered: boolean;
 }

@@ -28,10 +28,16 @@ export class WebhookEventBodyDto {
   userId: number;
 }
 
-const header = (name: string, description: string, schema: ParameterObject['schema'], example?: unknown): ParameterObject => ({
+const header = (
+  name: string,
+  description: string,
+  schema: ParameterObject['schema'],
+  example?: unknown,
+  required = true,
+): ParameterObject => ({
   name,
   in: 'header',
-  required: true,
+  required,
   description,
   schema,
   ...(example === undefined ? {} : { example }),
@@ -45,7 +51,7 @@ export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
         operationId: 'receiveFundingEvent',
         summary: 'A funding-automation event, POSTed to the URL the user configured for its type',
         description:
-          'Verify `X-Service-Signature` over the raw request body before parsing it: ' +
+          'Verify `X-Service-Signature` (or `webhook-signature`, with a Standard Webhooks library) over the raw request body before parsing it: ' +
           '`v1=` + lowercase hex HMAC-SHA256 of `"<X-Service-Timestamp>.<raw body>"`, keyed with the `whsec_…` secret ' +
           'shown when WEBHOOK was first enabled for the type; reject timestamps older than a few minutes. ' +
           'Answer any 2xx within 5 s. Anything else (3xx included; redirects are not followed), a timeout or a ' +
@@ -65,6 +71,30 @@ export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
             type: 'string',
             pattern: '^v1=[0-9a-f]{64}$',
           }),
+          header('webhook-id', 'Standard Webhooks: the event id, the same as `X-Service-Event-Id`.', { type: 'string' }),
+          header('webhook-timestamp', 'Standard Webhooks: the same as `X-Service-Timestamp`.', { type: 'integer' }, 1763800000),
+          header(
+            'webhook-signature',
+            'Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `"<webhook-id>.<webhook-timestamp>.<raw body>"`, keyed with the ' +
+              'bytes the base64 after `whsec_` encodes; several, space-separated, during a secret rotation. Any official ' +
+              'Standard Webhooks library verifies it.',
+            { type: 'string', pattern: '^v1,[A-Za-z0-9+/]{43}=( v1,[A-Za-z0-9+/]{43}=)*$' },
+          ),
+          header(
+            'traceparent',
+            "W3C Trace Context, only when the event was published in a trace: the trace id of the publish, this attempt's own " +
+              'span id (a new one per attempt), the sampled flag. Not signed: use it to join the trace, never to decide anything.',
+            { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$' },
+            '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01',
+            false,
+          ),
+          header(
+            'tracestate',
+            'W3C Trace Context vendor data, as the publisher sent it, when it sent one with its `traceparent`. Not signed.',
+            { type: 'string' },
+            'rojo=00f067aa0ba902b7',
+            false,
+          ),
         ],
         requestBody: {
           required: true,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
@@ -8,12 +8,20 @@ import { InvalidFieldsException } from '../common/api-errors';
 import { rawInputErrors } from '../common/raw-input';
 import { rfc3339Instant } from '../common/rfc3339';
 import { GroupCommit } from '../common/group-commit';
+import { isUniqueViolation } from '../common/database-errors';
 import { flattenValidationErrors } from '../common/validation.pipe';
 import { PreferencesService } from '../preferences/preferences.service';
 import { webhookKey } from '../preferences/webhook-key';
-import type { NewEvent } from './engine/delivery-outbox.repository';
-import { OutboxEngine, type Targets } from './engine/outbox-engine';
+import { AfterCommit } from './engine/after-commit';
+import { OutboxEngine } from './engine/outbox-engine';
 import { PublishEventDto, type PublishResultDto } from './dto/publish-event.dto';
+import { IdempotencyKeyInProgressException, IdempotencyKeyReusedException } from './idempotency/idempotency-conflict.exception';
+import { contentHash, HOST_SCOPE, validIdempotencyKey } from './idempotency/idempotency-key';
+import { IdempotencyKeyRepository, type KeyedPublish } from './idempotency/idempotency-key.repository';
+import { IDEMPOTENCY_WINDOW_MS } from './idempotency/idempotency-window';
+import { DeliveryTracing } from './trace-context/delivery-tracing';
+import type { TraceContext } from './trace-context/trace-context';
+import { traceContextOption } from './trace-context/trace-context-option';
 import { webhookBody } from './webhook-body';
 
 /** An event to publish; see {@link PublishEventDto} for the rules. */
@@ -24,10 +32,42 @@ export interface PublishOptions {
   /**
    * The host's transaction (the `manager` of `dataSource.transaction(manager => …)` or of a query runner, on the module's
    * DataSource): the events and their deliveries are stored through it and commit or roll back with the host's rows;
-   * the first attempts start once it has committed. Without it, the module commits them itself (group-committed).
+   * the first attempts start once it has committed. Without it, the module commits them itself (group-committed); on
+   * SQLite, a call from inside a transaction of that DataSource joins it as if it were given (its one connection is
+   * inside that transaction, and the module's own transactions wait for it to end).
    */
   readonly manager?: EntityManager;
+  /**
+   * Makes a retry safe: a call with a key already used by this host within the window (`retention.idempotencyKeyHours`,
+   * 24 h by default) and the same events answers that call's event ids and queued count (with `replayed: true`), and
+   * stores and sends nothing new, on any instance; with other events it throws a 409 (`ConflictException`). One key
+   * covers the whole call (all of `publishMany`'s events): use one per logical publish, e.g. a UUID made once and kept
+   * for its retries, or your own id for it. 1 to 255 visible ASCII characters. The key commits with the events (in
+   * `manager`'s transaction when given), so a publish that rolls back leaves no key.
+   */
+  readonly idempotencyKey?: string;
+  /**
+   * The W3C `traceparent` of the span that publishes (`00-<trace-id>-<parent-id>-<trace-flags>`, lowercase hex): every
+   * attempt of these events, retries, redeliveries and recoveries included, sends a `traceparent` of that trace, with a
+   * span id of its own (a child span of the publish) and the same sampled flag. Without it, with an OpenTelemetry SDK
+   * registered, the active span is the parent. An invalid value throws a 400 (`InvalidFieldsException`) naming it.
+   */
+  readonly traceparent?: string;
+  /** The W3C `tracestate` that goes with `traceparent` (only with it): forwarded unchanged; invalid, a 400 naming it. */
+  readonly tracestate?: string;
 }
+
+/** {@link PublishOptions} of a producer whose trace context was parsed already (the internal endpoint's headers). */
+export type ProducerPublishOptions = Omit<PublishOptions, 'traceparent' | 'tracestate'> & { readonly trace?: TraceContext };
+
+/** Who publishes: keys are unique within a scope (the internal endpoint's token, or the host). */
+export interface PublishScope {
+  readonly scope: string;
+  /** The key's name in errors: `Idempotency-Key` (the header), `idempotencyKey` (the option). */
+  readonly keyField: string;
+}
+
+const HOST: PublishScope = { scope: HOST_SCOPE, keyField: 'idempotencyKey' };
 
 // Every delivery body is stored in a TEXT column (65,535 bytes on MariaDB/MySQL). The field limits of
 // PublishEventDto (title, body and payload in bytes as JSON) add up to less, so a valid event always fits.
@@ -42,6 +82,13 @@ interface ValidEvent {
   readonly body: string;
 }
 
+/** One publish call's events, and its key and trace context to store with them. */
+interface PublishCall {
+  readonly events: readonly ValidEvent[];
+  readonly key?: Omit<KeyedPublish, 'eventIds' | 'queuedDeliveries'>;
+  readonly trace?: TraceContext;
+}
+
 /**
  * Publishes funding-automation events to the users' webhooks. Each event whose user has WEBHOOK
  * enabled for its type becomes one outbox delivery, committed before any request is made.
@@ -52,52 +99,130 @@ interface ValidEvent {
  */
 @Injectable()
 export class WebhookPublisher {
-  private readonly enqueues = new GroupCommit<readonly ValidEvent[], number>((calls) => this.enqueue(calls), {
+  private readonly enqueues = new GroupCommit<PublishCall, number>((calls) => this.enqueue(calls), {
     maxGroupSize: MAX_EVENTS_PER_GROUP,
-    sizeOf: (call) => call.length,
+    sizeOf: (call) => call.events.length,
     concurrency: ENQUEUE_CONCURRENCY,
   });
+  // Keyed calls without the host's manager: a transaction of ours holds each group's keys and events together. A key
+  // already stored fails its group, which GroupCommit then commits call by call, so that only that call fails.
+  private readonly keyedEnqueues = new GroupCommit<PublishCall, number>(
+    (calls) => this.keys.transaction((manager) => this.enqueue(calls, manager)),
+    { maxGroupSize: MAX_EVENTS_PER_GROUP, sizeOf: (call) => call.events.length, concurrency: ENQUEUE_CONCURRENCY },
+  );
 
   constructor(
     private readonly preferences: PreferencesService,
     private readonly engine: OutboxEngine,
     private readonly clock: Clock,
+    private readonly afterCommit: AfterCommit,
+    private readonly keys: IdempotencyKeyRepository,
+    @Inject(IDEMPOTENCY_WINDOW_MS) private readonly keyWindowMs: number,
+    private readonly tracing: DeliveryTracing,
   ) {}
 
   publish(event: PublishableEvent, options: PublishOptions = {}): Promise<PublishResultDto> {
     return this.publishMany([event], options);
   }
 
-  /** Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first attempts. */
+  /**
+   * Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first
+   * attempts. With `idempotencyKey`, a retry answers the first call's result (see {@link PublishOptions}).
+   */
   async publishMany(events: readonly PublishableEvent[], options: PublishOptions = {}): Promise<PublishResultDto> {
+    const { traceparent, tracestate, ...rest } = options;
+    return this.publishAs(HOST, events, { ...rest, trace: traceContextOption(traceparent, tracestate) });
+  }
+
+  /** {@link publishMany} for a producer of its own scope (the internal endpoint: its token). @internal */
+  async publishAs(
+    producer: PublishScope,
+    events: readonly PublishableEvent[],
+    options: ProducerPublishOptions = {},
+  ): Promise<PublishResultDto> {
     const now = this.clock.now();
+    const key = options.idempotencyKey === undefined ? undefined : validIdempotencyKey(options.idempotencyKey, producer.keyField);
     const valid = events.map((input, index): ValidEvent => {
       const event = this.validated(input, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
-    const eventIds = valid.map(({ id }) => id);
-    if (valid.length === 0) return { eventIds, queuedDeliveries: 0 };
-    if (options.manager) {
-      const { manager } = options;
-      const [queuedDeliveries] = await this.enqueue([valid], (queued, targets) => this.engine.enqueueWithin(manager, queued, targets));
-      return { eventIds, queuedDeliveries };
-    }
-    return { eventIds, queuedDeliveries: await this.enqueues.submit(valid) };
+    if (valid.length === 0) return { eventIds: [], queuedDeliveries: 0 };
+    const manager = options.manager ?? this.afterCommit.enclosingTransaction();
+    return this.tracing.publish(options.trace, { eventTypes: valid.map(({ event }) => event.type) }, (trace) =>
+      key === undefined ? this.publishUnkeyed(valid, manager, trace) : this.publishOnce(producer, key, valid, now, manager, trace),
+    );
   }
 
-  /** Queues the deliveries of publish calls (a group, or one call in the host's transaction) and answers how many each call queued. */
-  private async enqueue(
-    calls: readonly (readonly ValidEvent[])[],
-    store: (queued: NewEvent[], targets: Targets) => Promise<void> = (queued, targets) => this.engine.enqueue(queued, targets),
-  ): Promise<number[]> {
-    const events = calls.flat();
-    const targets = await this.preferences.webhookTargets(events.map(({ event }) => event));
+  private async publishUnkeyed(
+    valid: readonly ValidEvent[],
+    manager: EntityManager | undefined,
+    trace?: TraceContext,
+  ): Promise<PublishResultDto> {
+    const call: PublishCall = { events: valid, trace };
+    const queuedDeliveries = await (manager ? this.enqueue([call], manager).then(([n]) => n) : this.enqueues.submit(call));
+    return { eventIds: valid.map(({ id }) => id), queuedDeliveries };
+  }
+
+  /**
+   * A keyed publish: the stored result when the key was used within the window (409 for other events), else the
+   * events and the key in one transaction. The key's primary key decides a race: the loser answers the winner's result.
+   */
+  private async publishOnce(
+    producer: PublishScope,
+    key: string,
+    valid: readonly ValidEvent[],
+    now: number,
+    manager: EntityManager | undefined,
+    trace?: TraceContext,
+  ): Promise<PublishResultDto> {
+    const scoped = { scope: producer.scope, key };
+    const earlier = await this.keys.find(scoped, manager);
+    const requestHash = contentHash(valid.map(({ event }) => event));
+    if (earlier && earlier.createdAt >= now - this.keyWindowMs) return this.replay(earlier, requestHash, producer);
+    const call: PublishCall = { events: valid, trace, key: { ...scoped, requestHash, createdAt: now, replacesExpired: earlier !== null } };
+    try {
+      const queuedDeliveries = await (manager ? this.enqueue([call], manager).then(([n]) => n) : this.keyedEnqueues.submit(call));
+      return { eventIds: valid.map(({ id }) => id), queuedDeliveries };
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      // Another call with this key committed first (on MySQL/MariaDB, this one's insert waited for it): answer its result.
+      const winner = await this.keys.find(scoped, manager);
+      if (!winner) throw new IdempotencyKeyInProgressException(producer.keyField);
+      return this.replay(winner, requestHash, producer);
+    }
+  }
+
+  /** The stored answer of a key, when this call sent the same events; a 409 otherwise. */
+  private replay(stored: KeyedPublish, requestHash: string, producer: PublishScope): PublishResultDto {
+    if (stored.requestHash !== requestHash) throw new IdempotencyKeyReusedException(producer.keyField, stored.createdAt);
+    return { eventIds: [...stored.eventIds], queuedDeliveries: stored.queuedDeliveries, replayed: true };
+  }
+
+  /**
+   * Queues the deliveries of publish calls (a group, or one call in a transaction: the host's, or ours for keyed calls;
+   * everything it reads and writes then goes through `manager`), stores their keys first, and answers how many each
+   * call queued.
+   */
+  private async enqueue(calls: readonly PublishCall[], manager?: EntityManager): Promise<number[]> {
+    const events = calls.flatMap((call) => call.events.map((valid) => ({ ...valid, trace: call.trace })));
+    const targets = await this.preferences.webhookTargets(
+      events.map(({ event }) => event),
+      manager,
+    );
     const queued = events
       .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
-      .map(({ id, event, body }) => ({ id, userId: event.userId, type: event.type, body }));
-    await store(queued, targets);
+      .map(({ id, event, body, trace }) => ({ id, userId: event.userId, type: event.type, body, trace }));
     const queuedIds = new Set(queued.map((event) => event.id));
-    return calls.map((call) => call.filter(({ id }) => queuedIds.has(id)).length);
+    const counts = calls.map((call) => call.events.filter(({ id }) => queuedIds.has(id)).length);
+    const keyed = calls.flatMap((call, index): KeyedPublish[] =>
+      call.key ? [{ ...call.key, eventIds: call.events.map(({ id }) => id), queuedDeliveries: counts[index] }] : [],
+    );
+    if (manager) {
+      // The keys before the events: on MySQL/MariaDB a call whose key another transaction holds waits here, having written nothing.
+      if (keyed.length > 0) await this.keys.insert(manager, keyed, this.clock.now() - this.keyWindowMs);
+      await this.engine.enqueueWithin(manager, queued, targets);
+    } else await this.engine.enqueue(queued, targets);
+    return counts;
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {

@@ -27,7 +27,9 @@ const NAMES = {
   circuitsOpened: 'webhook_circuits_opened_total',
   parked: 'webhook_deliveries_parked_total',
   testSends: 'webhook_test_sends_total',
+  healthTransitions: 'webhook_health_transitions_total',
 } as const;
+const HEALTH_TRANSITION_TARGETS = ['HEALTHY', 'FAILING', 'CIRCUIT_OPEN', 'DISABLED'] as const;
 
 /**
  * The `webhook_*` Prometheus metrics, fed by {@link DeliveryEvents}; queue depth is counted from the
@@ -97,7 +99,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
     });
     const parked = new Counter({
       name: NAMES.parked,
-      help: "Deliveries parked (not attempted, not failed) while their endpoint's circuit was open.",
+      help: "Attempts skipped without a request (outcome circuit_open) because their endpoint's circuit was open; each counts as one of the 6.",
       registers,
     });
     const testSends = new Counter({
@@ -106,6 +108,13 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       labelNames: ['outcome'],
       registers,
     });
+    const healthTransitions = new Counter({
+      name: NAMES.healthTransitions,
+      help: "Changes of a webhook's health (DeliveryEvents.webhookHealthChanged), by the state it changed to; counted by the instance that found the change, once across instances.",
+      labelNames: ['to'],
+      registers,
+    });
+    for (const to of HEALTH_TRANSITION_TARGETS) healthTransitions.inc({ to }, 0);
     // Zero series exist from the start, so rate() and alerts see every label before its first event.
     for (const outcome of ATTEMPT_OUTCOMES) {
       attempts.inc({ outcome }, 0);
@@ -127,6 +136,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       events.circuitOpened.subscribe(() => circuitsOpened.inc()),
       events.deliveriesParked.subscribe((batch) => parked.inc(batch.count)),
       events.testSendFinished.subscribe((send) => testSends.inc({ outcome: send.outcome })),
+      events.webhookHealthChanged.subscribe((change) => healthTransitions.inc({ to: change.to })),
       events.schedulerTickFinished.subscribe((tick) => {
         tickSeconds.observe(tick.durationMs / 1000);
         claimed.inc(tick.claimed);

@@ -33,8 +33,11 @@ export class NotificationPreferences {
     return this.#preferences.effective(userId);
   }
 
-  /** Replaces the signing secret of the type's configured webhook and returns the new one, once. */
-  rotateSecret(userId: number, type: EventType): Promise<RotatedSecretResponseDto> {
-    return this.#preferences.rotateSecret(userId, type);
+  /**
+   * Replaces the signing secret of the type's configured webhook and returns the new one, once; with `overlapHours`,
+   * the old one also signs `webhook-signature` for that long.
+   */
+  rotateSecret(userId: number, type: EventType, options: { overlapHours?: number } = {}): Promise<RotatedSecretResponseDto> {
+    return this.#preferences.rotateSecret(userId, type, options.overlapHours);
   }
 }

@@ -64,14 +64,16 @@ export class PreferencesController {
     summary: "Replace the signing secret of one event type's webhook",
     description:
       "Generates a new signing secret for the type's configured webhook (enabled or not) and returns it once in `webhookSecret`. " +
-      'The old secret stops signing at once: the next attempt, pending retries included, is signed with the new one. ' +
-      'A receiver that accepts either secret while it switches loses nothing; a delivery it rejects meanwhile is retried.',
+      'The next attempt, pending retries included, is signed with the new one. With `overlapHours`, the old secret also ' +
+      'signs the Standard Webhooks `webhook-signature` for that long (two signatures), so a receiver verifying it switches ' +
+      'without rejecting anything; `X-Service-Signature` carries the new secret only, so a receiver of that scheme accepts ' +
+      'either secret while it switches. A delivery rejected meanwhile is retried.',
   })
   @ApiOkResponse({ type: RotatedSecretResponseDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Unknown event type; `errors` names the field.' })
   @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No webhook is configured for this event type.' })
   @ApiErrorResponses(413, 415)
   rotateSecret(@CurrentUserId() userId: number, @Body() body: RotateSecretDto): Promise<RotatedSecretResponseDto> {
-    return this.preferences.rotateSecret(userId, body.type);
+    return this.preferences.rotateSecret(userId, body.type, body.overlapHours);
   }
 }

@@ -1,6 +1,6 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api-errors';
 import { shortTransaction } from '../common/short-transaction';
@@ -15,10 +15,13 @@ import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
 
 const { WEBHOOK } = NotificationChannel;
+const HOUR_MS = 3_600_000;
 
 export interface WebhookTarget {
   readonly url: string;
   readonly secret: string | null;
+  /** During a secret rotation's overlap, the secret before it: it signs `webhook-signature` too. */
+  readonly previousSecret?: string | null;
   /**
    * Why the webhook cannot be signed (no secret, or it does not decrypt): attempts fail without a request until it
    * is fixed, never go out unsigned. Set whenever `secret` is null.
@@ -87,14 +90,16 @@ export class PreferencesService {
   }
 
   /**
-   * Replaces the signing secret of the type's configured webhook (enabled or not) and returns the new
-   * one, once. The old secret stops signing at once: the next attempt, pending retries included, uses the new one.
+   * Replaces the signing secret of the type's configured webhook (enabled or not) and returns the new one, once. The
+   * next attempt, pending retries included, uses the new one; with an overlap, the old one also signs
+   * `webhook-signature` for that many hours.
    */
-  async rotateSecret(userId: number, type: EventType): Promise<RotatedSecretResponseDto> {
+  async rotateSecret(userId: number, type: EventType, overlapHours = 0): Promise<RotatedSecretResponseDto> {
     const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
     if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
-    const webhookSecret = await this.secrets.rotateSecret(preference.id);
-    return { ...toDto(preference, true), webhookSecret };
+    const rotated = await this.secrets.rotateSecret(preference.id, overlapHours * HOUR_MS);
+    const previousSecretValidUntil = rotated.previousUntil === null ? null : new Date(rotated.previousUntil).toISOString();
+    return { ...toDto(preference, true), webhookSecret: rotated.secret, previousSecretValidUntil };
   }
 
   /**
@@ -150,24 +155,32 @@ export class PreferencesService {
   /**
    * Where and how to deliver now, for many (user, type) pairs at once: the enabled webhooks' current
    * URL and signing secret, keyed by {@link webhookKey}. Pairs with WEBHOOK off are absent. A webhook whose
-   * secret is missing or does not decrypt has `secret: null` and says why in `unusableSecret`.
+   * secret is missing or does not decrypt has `secret: null` and says why in `unusableSecret`. Read through `manager`
+   * when given: inside a host's transaction, a second pooled connection would wait for one the host holds.
    */
-  async webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
+  async webhookTargets(
+    pairs: readonly { userId: number; type: EventType }[],
+    manager?: EntityManager,
+  ): Promise<Map<string, WebhookTarget>> {
     if (pairs.length === 0) return new Map();
     const wanted = new Set(pairs.map((p) => webhookKey(p.userId, p.type)));
     const userIds = [...new Set(pairs.map((p) => p.userId))];
     const types = [...new Set(pairs.map((p) => p.type))];
-    const enabled = (await this.preferences.enabledWebhooks(userIds, types)).filter(
+    const preferences = manager ? this.preferences.in(manager) : this.preferences;
+    const enabled = (await preferences.enabledWebhooks(userIds, types)).filter(
       (p) => p.webhookUrl && wanted.has(webhookKey(p.userId, p.type)),
     );
-    const secrets = await this.secrets.secretsForSigning(enabled.map((p) => p.id));
+    const secrets = await this.secrets.secretsForSigning(
+      enabled.map((p) => p.id),
+      manager,
+    );
     return new Map(
       enabled.map((p) => {
-        const secret = secrets.get(p.id);
+        const signing = secrets.get(p.id);
         const target: WebhookTarget =
-          typeof secret === 'string'
-            ? { url: p.webhookUrl!, secret }
-            : { url: p.webhookUrl!, secret: null, unusableSecret: secret?.message ?? NO_SIGNING_SECRET };
+          signing && !(signing instanceof Error)
+            ? { url: p.webhookUrl!, secret: signing.secret, previousSecret: signing.previous }
+            : { url: p.webhookUrl!, secret: null, unusableSecret: signing?.message ?? NO_SIGNING_SECRET };
         return [webhookKey(p.userId, p.type), target];
       }),
     );
@@ -177,7 +190,8 @@ export class PreferencesService {
   async configuredWebhook(userId: number, type: EventType): Promise<WebhookTarget | null> {
     const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
     if (!preference?.webhookUrl) return null;
-    return { url: preference.webhookUrl, secret: await this.secrets.secretForSigning(preference.id) };
+    const secrets = await this.secrets.secretForSigning(preference.id);
+    return { url: preference.webhookUrl, secret: secrets?.secret ?? null, previousSecret: secrets?.previous ?? null };
   }
 
   private secretsOf(preferences: readonly NotificationPreference[]): Promise<Set<number>> {
@@ -194,12 +208,12 @@ export class PreferencesService {
       return undefined;
     }
     try {
-      await this.urlPolicy.assertSafeToSave(webhookUrl);
+      // Stored and answered as validated: the WHATWG serialization (a lone surrogate becomes %EF%BF%BD, the host lowercase).
+      return (await this.urlPolicy.assertSafeToSave(webhookUrl)).href;
     } catch (error) {
       if (error instanceof UnsafeWebhookUrlError) throw InvalidFieldsException.of('webhookUrl', error.message);
       throw error;
     }
-    return webhookUrl;
   }
 }
 

@@ -3,6 +3,8 @@ import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
 import { OutboxEngine } from '../delivery/engine/outbox-engine';
+import { IdempotencyKeyRepository } from '../delivery/idempotency/idempotency-key.repository';
+import { IDEMPOTENCY_WINDOW_MS } from '../delivery/idempotency/idempotency-window';
 import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';
 
 /** What one purge deleted. */
@@ -14,11 +16,14 @@ export interface RetentionReport {
   readonly attempts: number;
   /** Events left without any delivery. */
   readonly events: number;
+  /** Publish idempotency keys past their window. */
+  readonly idempotencyKeys: number;
 }
 
 /**
  * Deletes finished deliveries once they are older than the configured retention (by last update):
- * DELIVERED and CANCELLED after 30 days, FAILED after 90 by default, with their attempts and events.
+ * DELIVERED and CANCELLED after 30 days, FAILED after 90 by default, with their attempts and events; and the
+ * publish idempotency keys once their window (24 h by default) has passed.
  *
  * @publicApi
  */
@@ -31,6 +36,8 @@ export class RetentionService {
     private readonly deliveries: OutboxEngine,
     private readonly clock: Clock,
     @Inject(RETENTION_SETTINGS) private readonly settings: RetentionSettings,
+    private readonly keys: IdempotencyKeyRepository,
+    @Inject(IDEMPOTENCY_WINDOW_MS) private readonly keyWindowMs: number,
   ) {}
 
   @Cron(CronExpression.EVERY_DAY_AT_3AM, { name: 'webhook-delivery-retention' })
@@ -38,7 +45,7 @@ export class RetentionService {
     try {
       const report = await this.purge();
       this.logger.log(
-        `Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events`,
+        `Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events, ${report.idempotencyKeys} idempotency keys`,
       );
     } catch (error) {
       this.logger.error('Retention run failed', (error as Error).stack);
@@ -58,13 +65,24 @@ export class RetentionService {
     const delivered = await this.purgeStatus(DeliveryStatus.DELIVERED, now - this.settings.deliveredMs);
     const cancelled = await this.purgeStatus(DeliveryStatus.CANCELLED, now - this.settings.deliveredMs);
     const failed = await this.purgeStatus(DeliveryStatus.FAILED, now - this.settings.failedMs);
+    const idempotencyKeys = await this.purgeKeys(now - this.keyWindowMs);
     return {
       delivered: delivered.deliveries,
       cancelled: cancelled.deliveries,
       failed: failed.deliveries,
       attempts: delivered.attempts + cancelled.attempts + failed.attempts,
       events: delivered.events + cancelled.events + failed.events,
+      idempotencyKeys,
     };
+  }
+
+  private async purgeKeys(before: number): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const batch = await this.keys.purgeBefore(before, this.settings.batchSize);
+      total += batch.deleted;
+      if (batch.matched < this.settings.batchSize) return total;
+    }
   }
 
   private async purgeStatus(status: DeliveryStatus, before: number): Promise<{ deliveries: number; attempts: number; events: number }> {

@@ -32,6 +32,7 @@ export class DeliveryScheduler {
     const startedAt = this.clock.now();
     const claimed = await this.engine.drain();
     this.events.emit('schedulerTickFinished', { durationMs: this.clock.now() - startedAt, claimed });
+    await this.engine.watchLeases();
     return claimed;
   }
 }

@@ -78,7 +78,7 @@ describe('SecretCipher', () => {
 
   it('generates whsec_ secrets with 32 random bytes', () => {
     const generated = generateSigningSecret();
-    expect(generated).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(generated).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(generated.slice(6), 'base64url')).toHaveLength(32);
     expect(generateSigningSecret()).not.toBe(generated);
   });

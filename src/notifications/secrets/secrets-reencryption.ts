@@ -1,7 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
+import type { DataSource } from 'typeorm';
+import type { EncryptionKey } from '../notifications-options.interface';
+import { Clock, SystemClock } from '../clock/clock';
+import { type SealedSecret, SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { associatedData } from './secrets.service';
-import type { WebhookSigningSecret } from './webhook-signing-secret.entity';
+import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
 /** What one re-encryption run did. */
@@ -41,7 +44,26 @@ export class SecretsReencryption {
   constructor(
     private readonly secrets: WebhookSigningSecretRepository,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    private readonly clock: Clock,
   ) {}
+
+  /**
+   * Outside a Nest application (a command-line run): over the DataSource holding the module's tables, with the key ring
+   * the module is configured with (newest first).
+   */
+  static overDataSource(
+    dataSource: DataSource,
+    encryptionKeys: readonly EncryptionKey[],
+    clock: Clock = new SystemClock(),
+  ): SecretsReencryption {
+    const secrets = new WebhookSigningSecretRepository(dataSource.getRepository(WebhookSigningSecret));
+    return new SecretsReencryption(secrets, new SecretCipher(encryptionKeys), clock);
+  }
+
+  /** How many signing secrets each encryption key id seals now. */
+  secretsByKeyId(): Promise<ReadonlyMap<string, number>> {
+    return this.secrets.countByKeyId();
+  }
 
   async run(batchSize = REENCRYPTION_BATCH_SIZE): Promise<ReencryptionReport> {
     const keyId = this.cipher.primaryKeyId;
@@ -55,8 +77,8 @@ export class SecretsReencryption {
     for (;;) {
       const batch = await this.secrets.sealedWithOtherKeys(keyId, afterId, batchSize);
       for (const row of batch) {
-        const secret = this.openOrExplain(row);
-        const written = await this.secrets.replaceIfUnchanged(row, this.cipher.seal(secret, associatedData(row.preferenceId)));
+        const seal = (sealed: SealedSecret) => this.cipher.seal(this.openOrExplain(row, sealed), associatedData(row.preferenceId));
+        const written = await this.secrets.replaceIfUnchanged(row, seal(row), this.previousOf(row, seal));
         if (written) reencrypted++;
         else changedMeanwhile++;
       }
@@ -66,13 +88,20 @@ export class SecretsReencryption {
     return { keyId, alreadyCurrent: counts.get(keyId) ?? 0, reencrypted, changedMeanwhile };
   }
 
-  private openOrExplain(row: WebhookSigningSecret): string {
+  /** A rotation's previous secret, re-sealed while its overlap runs; null (dropped) once it ended. */
+  private previousOf(row: WebhookSigningSecret, seal: (sealed: SealedSecret) => SealedSecret): SealedSecret | null {
+    const { previousKeyId: keyId, previousCiphertext: ciphertext, previousUntil } = row;
+    if (keyId === null || ciphertext === null || previousUntil === null || previousUntil <= this.clock.now()) return null;
+    return seal({ keyId, ciphertext });
+  }
+
+  private openOrExplain(row: WebhookSigningSecret, sealed: SealedSecret): string {
     try {
-      return this.cipher.open(row, associatedData(row.preferenceId));
+      return this.cipher.open(sealed, associatedData(row.preferenceId));
     } catch (error) {
-      if (error instanceof UnknownEncryptionKeyError) throw new UnconfiguredKeysError(new Map([[row.keyId, 1]]));
+      if (error instanceof UnknownEncryptionKeyError) throw new UnconfiguredKeysError(new Map([[sealed.keyId, 1]]));
       throw new Error(
-        `The signing secret in row ${row.id} does not decrypt with key "${row.keyId}": wrong key for that id, or a damaged row`,
+        `The signing secret in row ${row.id} does not decrypt with key "${sealed.keyId}": wrong key for that id, or a damaged row`,
       );
     }
   }

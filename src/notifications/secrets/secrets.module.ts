@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { SecretCipher } from './secret-cipher';
@@ -12,7 +13,7 @@ import { WebhookSigningSecretRepository } from './webhook-signing-secret.reposit
 export const HOST_FACING_REENCRYPTION = Symbol('SecretsReencryption for hosts');
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSigningSecret])],
+  imports: [TypeOrmModule.forFeature([WebhookSigningSecret]), ClockModule],
   providers: [
     WebhookSigningSecretRepository,
     SecretsService,

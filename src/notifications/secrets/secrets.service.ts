@@ -1,12 +1,26 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
+import { Clock } from '../clock/clock';
+import { type SealedSecret, SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
 import type { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
 /** Binds a ciphertext to its row: a ciphertext copied to another preference fails to open. */
 export const associatedData = (preferenceId: number) => `webhook_signing_secrets:${preferenceId}`;
+
+/** What signs a webhook's deliveries now: its secret, and during a rotation's overlap the one before it. */
+export interface SigningSecrets {
+  readonly secret: string;
+  /** Signs `webhook-signature` too (never `X-Service-Signature`) until the overlap ends; null outside one. */
+  readonly previous: string | null;
+}
+
+/** A rotated secret: the new one, shown once, and until when (epoch ms) the one before it still signs, if at all. */
+export interface RotatedSecret {
+  readonly secret: string;
+  readonly previousUntil: number | null;
+}
 
 /** Owns webhook signing secrets: generation, encryption at rest and the one-time reveal. */
 @Injectable()
@@ -16,6 +30,7 @@ export class SecretsService {
   constructor(
     private readonly secrets: WebhookSigningSecretRepository,
     @Inject(SecretCipher) private readonly cipher: SecretCipher,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -32,21 +47,23 @@ export class SecretsService {
   }
 
   /**
-   * Replaces the preference's secret with a new one (or gives it its first) and returns it, to be
-   * shown once. Every attempt from now on, pending retries included, is signed with it.
+   * Replaces the preference's secret with a new one (or gives it its first) and returns it, to be shown once. Every
+   * attempt from now on, pending retries included, is signed with it; with an overlap, the secret it replaces also
+   * signs `webhook-signature` for that long (a receiver that still has it verifies meanwhile).
    */
-  async rotateSecret(preferenceId: number): Promise<string> {
+  async rotateSecret(preferenceId: number, overlapMs = 0): Promise<RotatedSecret> {
     const secret = generateSigningSecret();
-    await this.secrets.replace(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)));
-    return secret;
+    const previousUntil = overlapMs > 0 ? this.clock.now() + overlapMs : null;
+    const kept = await this.secrets.replace(preferenceId, this.cipher.seal(secret, associatedData(preferenceId)), previousUntil);
+    return { secret, previousUntil: kept ? previousUntil : null };
   }
 
   preferenceIdsWithSecret(preferenceIds: readonly number[]): Promise<Set<number>> {
     return this.secrets.preferenceIdsWithSecret(preferenceIds);
   }
 
-  /** The clear secret, for signing a delivery only; throws when it cannot be decrypted. */
-  async secretForSigning(preferenceId: number): Promise<string | null> {
+  /** The clear secrets, for signing a delivery only; throws when the secret cannot be decrypted. */
+  async secretForSigning(preferenceId: number): Promise<SigningSecrets | null> {
     const secret = (await this.secretsForSigning([preferenceId])).get(preferenceId) ?? null;
     if (secret instanceof Error) throw secret;
     return secret;
@@ -55,20 +72,39 @@ export class SecretsService {
   /**
    * The clear secrets of these preferences (those that have one), for signing deliveries only. A
    * secret that cannot be decrypted (its key id is not configured, or the row was tampered with) is
-   * an Error in the map, so it fails that preference's deliveries only.
+   * an Error in the map, so it fails that preference's deliveries only. Read through `manager` when given (the
+   * caller's transaction).
    */
-  async secretsForSigning(preferenceIds: readonly number[]): Promise<Map<number, string | Error>> {
-    const records = await this.secrets.findByPreferenceIds(preferenceIds);
-    return new Map(records.map((record) => [record.preferenceId, this.open(record)]));
+  async secretsForSigning(preferenceIds: readonly number[], manager?: EntityManager): Promise<Map<number, SigningSecrets | Error>> {
+    const records = await (manager ? this.secrets.in(manager) : this.secrets).findByPreferenceIds(preferenceIds);
+    const now = this.clock.now();
+    return new Map(
+      records.map((record) => {
+        const secret = this.open(record, record);
+        return [record.preferenceId, secret instanceof Error ? secret : { secret, previous: this.previousOf(record, now) }];
+      }),
+    );
   }
 
-  private open(record: WebhookSigningSecret): string | Error {
+  /** The secret before a rotation while its overlap runs; one that cannot be decrypted is left out (logged). */
+  private previousOf(record: WebhookSigningSecret, now: number): string | null {
+    const { previousKeyId: keyId, previousCiphertext: ciphertext, previousUntil } = record;
+    if (keyId === null || ciphertext === null || previousUntil === null || previousUntil <= now) return null;
+    const previous = this.open(record, { keyId, ciphertext }, 'Previous signing secret');
+    return previous instanceof Error ? null : previous;
+  }
+
+  private open(
+    record: WebhookSigningSecret,
+    sealed: SealedSecret,
+    what: 'Signing secret' | 'Previous signing secret' = 'Signing secret',
+  ): string | Error {
     try {
-      return this.cipher.open(record, associatedData(record.preferenceId));
+      return this.cipher.open(sealed, associatedData(record.preferenceId));
     } catch (error) {
       const reason = error instanceof UnknownEncryptionKeyError ? error.message : 'the ciphertext does not authenticate';
-      this.logger.error(`Signing secret of webhook preference ${record.preferenceId} cannot be decrypted: ${reason}`);
-      return new Error(`signing secret cannot be decrypted: ${reason}`);
+      this.logger.error(`${what} of webhook preference ${record.preferenceId} cannot be decrypted: ${reason}`);
+      return new Error(`${what.toLowerCase()} cannot be decrypted: ${reason}`);
     }
   }
 }

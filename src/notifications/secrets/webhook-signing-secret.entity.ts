@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { epochMs } from '../common/epoch-ms.transformer';
 
 /** The encrypted signing secret of one webhook preference. */
 @Entity({ name: 'webhook_signing_secrets' })
@@ -14,6 +15,19 @@ export class WebhookSigningSecret {
 
   @Column({ type: 'varchar', length: 512 })
   ciphertext: string;
+
+  /**
+   * A rotation's overlap: the secret before it, sealed like `ciphertext` (same key ring, same row binding), also signs
+   * `webhook-signature` until `previousUntil` (epoch ms), so receivers switch without rejecting a delivery.
+   */
+  @Column({ name: 'previous_key_id', type: 'varchar', length: 32, nullable: true })
+  previousKeyId: string | null;
+
+  @Column({ name: 'previous_ciphertext', type: 'varchar', length: 512, nullable: true })
+  previousCiphertext: string | null;
+
+  @Column({ name: 'previous_until', type: 'bigint', nullable: true, transformer: epochMs })
+  previousUntil: number | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'datetime' })
   createdAt: Date;

@@ -40,12 +40,25 @@ export class WebhookSigningSecretRepository {
     }
   }
 
-  /** Sets the preference's secret, replacing any previous one (a concurrent first insert turns into an update). */
-  async replace(preferenceId: number, sealed: SealedSecret): Promise<void> {
-    const change = { keyId: sealed.keyId, ciphertext: sealed.ciphertext };
+  /**
+   * Sets the preference's secret, replacing any previous one (a concurrent first insert turns into an update). With
+   * `previousUntil`, the secret it replaces keeps signing `webhook-signature` until then (a rotation's overlap);
+   * answers whether it did (false when there was none).
+   */
+  async replace(preferenceId: number, sealed: SealedSecret, previousUntil: number | null = null): Promise<boolean> {
+    const current = previousUntil === null ? null : await this.findByPreferenceId(preferenceId);
+    const change = {
+      keyId: sealed.keyId,
+      ciphertext: sealed.ciphertext,
+      previousKeyId: current?.keyId ?? null,
+      previousCiphertext: current?.ciphertext ?? null,
+      previousUntil: current ? previousUntil : null,
+    };
     const updated = await this.secrets.update({ preferenceId }, change);
-    if (updated.affected || (await this.insertIfAbsent(preferenceId, sealed))) return;
-    await this.secrets.update({ preferenceId }, change);
+    if (updated.affected) return change.previousCiphertext !== null;
+    if (await this.insertIfAbsent(preferenceId, sealed)) return false;
+    await this.secrets.update({ preferenceId }, { ...change, previousKeyId: null, previousCiphertext: null, previousUntil: null });
+    return false;
   }
 
   /** How many secrets each key id sealed (one row per key id, so a small result). */
@@ -59,24 +72,40 @@ export class WebhookSigningSecretRepository {
     return new Map(rows.map((row) => [row.keyId, Number(row.count)]));
   }
 
-  /** Up to `limit` secrets after `afterId` (by id) that another key than `keyId` sealed. */
+  /** Up to `limit` secrets after `afterId` (by id) that another key than `keyId` sealed (the secret, or its rotation's previous one). */
   sealedWithOtherKeys(keyId: string, afterId: number, limit: number): Promise<WebhookSigningSecret[]> {
     return this.secrets
       .createQueryBuilder('s')
       .where('s.id > :afterId', { afterId })
-      .andWhere('s.keyId <> :keyId', { keyId })
+      .andWhere('(s.keyId <> :keyId OR s.previousKeyId <> :keyId)', { keyId })
       .orderBy('s.id', 'ASC')
       .limit(limit)
       .getMany();
   }
 
-  /** Stores the re-sealed secret unless the row changed since it was read; false when it did. */
-  async replaceIfUnchanged(read: Pick<WebhookSigningSecret, 'id' | 'keyId' | 'ciphertext'>, sealed: SealedSecret): Promise<boolean> {
+  /**
+   * Stores the re-sealed secret (and its rotation's previous one, or none: null drops it) unless the row changed since
+   * it was read; false when it did.
+   */
+  async replaceIfUnchanged(
+    read: Pick<WebhookSigningSecret, 'id' | 'ciphertext' | 'previousCiphertext'>,
+    sealed: SealedSecret,
+    previous: SealedSecret | null,
+  ): Promise<boolean> {
     const updated = await this.secrets
       .createQueryBuilder()
       .update()
-      .set({ keyId: sealed.keyId, ciphertext: sealed.ciphertext })
-      .where('id = :id AND key_id = :keyId AND ciphertext = :ciphertext', { id: read.id, keyId: read.keyId, ciphertext: read.ciphertext })
+      .set({
+        keyId: sealed.keyId,
+        ciphertext: sealed.ciphertext,
+        previousKeyId: previous?.keyId ?? null,
+        previousCiphertext: previous?.ciphertext ?? null,
+        ...(previous ? {} : { previousUntil: null }),
+      })
+      .where('id = :id AND ciphertext = :ciphertext', { id: read.id, ciphertext: read.ciphertext })
+      .andWhere(read.previousCiphertext === null ? 'previous_ciphertext IS NULL' : 'previous_ciphertext = :previousCiphertext', {
+        previousCiphertext: read.previousCiphertext,
+      })
       .execute();
     return Boolean(updated.affected);
   }

@@ -57,6 +57,9 @@ export class WebhookUrlPolicy {
       throw new UnsafeWebhookUrlError('must not contain credentials (user:password@)');
     }
     if (url.port === '0') throw new UnsafeWebhookUrlError('must not use port 0');
+    if (url.href.length > MAX_WEBHOOK_URL_LENGTH) {
+      throw new UnsafeWebhookUrlError(`must be at most ${MAX_WEBHOOK_URL_LENGTH} characters once normalized (percent-encoded)`);
+    }
     for (const address of fixedAddressesOf(url.hostname) ?? []) this.assertAddressAllowed(address);
     return url;
   }

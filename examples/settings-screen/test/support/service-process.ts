@@ -11,6 +11,8 @@ export interface RunningService {
   readonly url: string;
   readonly jwtSecret: string;
   readonly internalToken: string;
+  /** The service's SQLite database file, for a test that sets up state the real clock would take hours to reach. */
+  readonly dbPath: string;
   /** What the process wrote, for failure messages. */
   output(): string;
   stop(): Promise<void>;
@@ -24,6 +26,7 @@ export async function startService(options: { receiverCaPem: string; env?: Recor
   const dir = mkdtempSync(join(tmpdir(), 'settings-screen-'));
   writeFileSync(join(dir, 'receiver-ca.pem'), options.receiverCaPem);
   const port = await freePort();
+  const dbPath = join(dir, 'notifications.sqlite');
   const jwtSecret = randomBytes(32).toString('hex');
   const internalToken = randomBytes(32).toString('hex');
   let output = '';
@@ -34,7 +37,7 @@ export async function startService(options: { receiverCaPem: string; env?: Recor
       NODE_ENV: 'test',
       PORT: String(port),
       DB_TYPE: 'sqlite',
-      DB_PATH: join(dir, 'notifications.sqlite'),
+      DB_PATH: dbPath,
       JWT_SECRET: jwtSecret,
       SECRETS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
       INTERNAL_API_TOKEN: internalToken,
@@ -61,7 +64,7 @@ export async function startService(options: { receiverCaPem: string; env?: Recor
     await stop();
     throw error;
   }
-  return { url, jwtSecret, internalToken, output: () => output, stop };
+  return { url, jwtSecret, internalToken, dbPath, output: () => output, stop };
 }
 
 async function waitUntilReady(readyUrl: string, child: ChildProcess, output: () => string): Promise<void> {

@@ -71,7 +71,7 @@ export class DeliveryDto {
     type: String,
     nullable: true,
     description:
-      'Why a PENDING delivery waits beyond its schedule: its endpoint stopped answering, so its deliveries are parked (not failed, no attempt used) until a probe gets an answer at `nextAttemptAt`. Null otherwise.',
+      "Why a PENDING delivery waits beyond its schedule (a recovered delivery queued behind live traffic, due at `nextAttemptAt`). Null otherwise. An attempt due while its endpoint's circuit is open is not postponed: it is recorded as a skipped attempt (outcome `circuit_open`).",
     example:
       'endpoint unreachable (5 attempts in a row timed out or failed to connect); circuit open, next try at 2026-11-24T10:15:30.000Z',
   })

@@ -117,4 +117,13 @@ export class PublishResultDto {
     description: 'Webhook deliveries queued (events whose user has WEBHOOK enabled for the type).',
   })
   queuedDeliveries: number;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    enum: [true],
+    description:
+      'Present (true) only when the answer is the stored result of an earlier call with the same `Idempotency-Key` and the ' +
+      'same events: nothing new was stored or sent.',
+  })
+  replayed?: true;
 }

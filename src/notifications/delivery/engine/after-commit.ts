@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { type SerialTransactions, serialTransactionsOf } from '../../common/serial-transactions';
 import type {
   DataSource,
   EntityManager,
@@ -10,16 +11,30 @@ import type {
 } from 'typeorm';
 
 /**
- * Runs work once the host's transaction has committed, and drops it when it rolls back: a TypeORM subscriber on the
+ * Runs work once the host's transaction has committed, and drops it when it rolls back (running its rollback work
+ * instead, if any): a TypeORM subscriber on the
  * module's DataSource (TypeORM calls `afterTransactionCommit` after every COMMIT and after every savepoint release; the
  * work waits for the outermost commit). The work starts after the commit returns, never delaying the host's call.
+ *
+ * On SQLite it also puts the DataSource's transactions in one queue ({@link serialTransactionsOf}): the module's own and
+ * the host's then never share the one connection, so no rollback takes another caller's work along.
  */
 @Injectable()
 export class AfterCommit implements EntitySubscriberInterface {
-  private readonly pending = new WeakMap<QueryRunner, (() => void)[]>();
+  private readonly pending = new WeakMap<QueryRunner, { committed: () => void; rolledBack?: () => void }[]>();
+  private readonly serial: SerialTransactions | undefined;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     dataSource.subscribers.push(this);
+    this.serial = serialTransactionsOf(dataSource);
+  }
+
+  /**
+   * On SQLite, the transaction the caller runs in (a publish without `manager` from inside the host's transaction):
+   * its work can only join it there, the one connection being inside it. Undefined elsewhere.
+   */
+  enclosingTransaction(): EntityManager | undefined {
+    return this.serial?.joinable(this.dataSource);
   }
 
   /** The query runner of a manager inside a transaction of the module's DataSource; a clear error otherwise. */
@@ -34,10 +49,10 @@ export class AfterCommit implements EntitySubscriberInterface {
     return runner;
   }
 
-  /** Runs `work` once `runner`'s transaction commits; never when it rolls back. */
-  defer(runner: QueryRunner, work: () => void): void {
+  /** Runs `work` once `runner`'s transaction commits; never when it rolls back, then `rolledBack` runs instead. */
+  defer(runner: QueryRunner, work: () => void, rolledBack?: () => void): void {
     const list = this.pending.get(runner) ?? [];
-    list.push(work);
+    list.push({ committed: work, rolledBack });
     this.pending.set(runner, list);
   }
 
@@ -45,10 +60,13 @@ export class AfterCommit implements EntitySubscriberInterface {
     if (queryRunner.isTransactionActive) return; // a savepoint was released: the outer transaction may still roll back
     const work = this.pending.get(queryRunner);
     this.pending.delete(queryRunner);
-    for (const run of work ?? []) setImmediate(run);
+    for (const { committed } of work ?? []) setImmediate(committed);
   }
 
   afterTransactionRollback({ queryRunner }: TransactionRollbackEvent): void {
-    if (!queryRunner.isTransactionActive) this.pending.delete(queryRunner);
+    if (queryRunner.isTransactionActive) return; // back to a savepoint: the outer transaction may still commit
+    const work = this.pending.get(queryRunner);
+    this.pending.delete(queryRunner);
+    for (const { rolledBack } of work ?? []) if (rolledBack) setImmediate(rolledBack);
   }
 }

@@ -20,6 +20,8 @@ export class CircuitBreaker {
   private failures = 0;
   private openUntil: number | null = null;
   private coolDownMs = 0;
+  /** When the last unreachable outcome was counted. */
+  private lastFailureAt = 0;
 
   constructor(private readonly settings: CircuitBreakerSettings) {}
 
@@ -38,6 +40,31 @@ export class CircuitBreaker {
     return this.openUntil !== null;
   }
 
+  /** True while nothing may be sent (open, cool-down not over); false when closed or half-open. */
+  isOpenAt(now: number): boolean {
+    return this.openUntil !== null && now < this.openUntil;
+  }
+
+  /** True when half-open: the cool-down is over and the next attempt is the probe. */
+  isHalfOpenAt(now: number): boolean {
+    return this.openUntil !== null && now >= this.openUntil;
+  }
+
+  /** Another instance probes the endpoint, or its probe failed: stay open until `until`, without counting a failure here. */
+  stayOpenUntil(until: number): void {
+    this.openUntil = Math.max(this.openUntil ?? until, until);
+  }
+
+  /**
+   * True when forgetting this breaker changes nothing that matters: it is pristine, or its last failure (or the end of its
+   * cool-down) lies longer ago than the longest cool-down. An endpoint silent for that long starts afresh.
+   */
+  isForgettable(now: number): boolean {
+    if (this.isPristine) return true;
+    const since = this.openUntil ?? this.lastFailureAt;
+    return now >= since + this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR;
+  }
+
   /** True when the circuit is closed and forgets nothing worth keeping. */
   get isPristine(): boolean {
     return this.openUntil === null && this.failures === 0;
@@ -54,6 +81,7 @@ export class CircuitBreaker {
     const probing = this.openUntil !== null && now >= this.openUntil;
     if (this.openUntil !== null && !probing) return false; // in flight when it opened: it neither counts nor extends it
     this.failures++;
+    this.lastFailureAt = now;
     if (this.settings.failuresToOpen === 0 || (!probing && this.failures < this.settings.failuresToOpen)) return false;
     this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
     this.openUntil = now + this.coolDownMs;

@@ -1,122 +1,81 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../../catalog/event-catalog';
-import { isForeignKeyViolation } from '../../common/database-errors';
+import { isForeignKeyViolation, isUniqueViolation } from '../../common/database-errors';
 import { isMySql } from '../../common/is-mysql';
 import { shortTransaction } from '../../common/short-transaction';
-import type { AttemptResult } from '../http/attempt-result';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../webhook-delivery-attempt.entity';
+import { WebhookEndpointProbe } from '../webhook-endpoint-probe.entity';
 import { WebhookEvent } from '../webhook-event.entity';
-
-/** A delivery this worker holds the lease of, with the exact body to send. */
-export interface ClaimedDelivery {
-  readonly id: number;
-  readonly eventId: string;
-  readonly userId: number;
-  readonly type: EventType;
-  readonly attemptCount: number;
-  readonly lockToken: string;
-  /** When the lease ends (epoch ms): after that another instance may take the delivery. */
-  readonly lockedUntil: number;
-  readonly body: string;
-}
-
-export interface NewEvent {
-  readonly id: string;
-  readonly userId: number;
-  readonly type: EventType;
-  readonly body: string;
-}
-
-/** Where a new delivery starts: leased to this instance (attempted at once), due in the outbox, or parked until a time. */
-export type Placement = 'lease' | 'due' | { readonly parkUntil: number; readonly reason: string };
-
-/** How a claim shares its batch between users. */
-export interface ClaimFairness {
-  /** At most this many deliveries of one user held at once, the claim's included. */
-  readonly perUser: number;
-  /** What this instance already holds per user: a user holding `perUser` is left out of the claim. */
-  readonly heldByUser: ReadonlyMap<number, number>;
-}
-
-export interface Claimed {
-  readonly claims: ClaimedDelivery[];
-  /** True when the claim took every due delivery it found (of the users not excluded): nothing is left to claim now. */
-  readonly exhausted: boolean;
-  /** Users left out because they held their share: their due deliveries wait for a later claim. */
-  readonly excluded: readonly number[];
-}
-
-/** Deliveries waiting for a worker, held by one, and given up on. */
-export interface QueueDepth {
-  readonly due: number;
-  readonly inFlight: number;
-  readonly failed: number;
-}
-
-/** What one purge batch deleted. */
-export interface PurgedBatch {
-  /** Deliveries the batch selected (fewer than the limit: nothing more to delete). */
-  readonly matched: number;
-  readonly deliveries: number;
-  readonly attempts: number;
-  readonly events: number;
-}
-
-export interface Lease {
-  readonly token: string;
-  readonly now: number;
-  readonly until: number;
-}
-
-export interface AttemptRecord {
-  readonly startedAt: number;
-  readonly result: AttemptResult;
-  readonly status: DeliveryStatus;
-  readonly nextAttemptAt: number | null;
-}
-
-export interface DeliveryPage {
-  readonly userId: number;
-  readonly limit: number;
-  readonly beforeId?: number;
-  readonly type?: EventType;
-  readonly status?: DeliveryStatus;
-}
-
-/** The user's FAILED deliveries to recover: last updated from `since` to `until` (epoch ms), of one type or all. */
-export interface RecoveryWindow {
-  readonly userId: number;
-  readonly since: number;
-  readonly until: number;
-  readonly type?: EventType;
-}
+import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
+import { storedTraceContext, traceColumns } from '../trace-context/stored-trace-context';
+import { type ClaimMode, claimModeFor, distributedServerOf } from './claim-mode';
+import type {
+  AttemptRecord,
+  Claimed,
+  ClaimFairness,
+  ClaimedDelivery,
+  Lease,
+  NewEvent,
+  OutboxStore,
+  Placement,
+  PurgedBatch,
+  QueueDepth,
+  RecoveryWindow,
+} from './outbox-store';
 
 const INSERT_CHUNK = 500;
+/** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
+const PENDING_CONFLICT_TRIES = 3;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
 
 /**
- * The outbox: events, their deliveries and attempts. The only place that knows the claim SQL:
- * a lease (`locked_by`, `locked_until`) taken with a conditional UPDATE, after a
- * `SELECT … FOR UPDATE SKIP LOCKED` on MySQL/MariaDB so instances do not contend for the same rows.
+ * The outbox: events, their deliveries and attempts, as the engine's {@link OutboxStore}. The only place that writes
+ * them and knows the claim SQL: a lease (`locked_by`, `locked_until`) taken with a conditional UPDATE, after a
+ * `SELECT … FOR UPDATE SKIP LOCKED` on MySQL/MariaDB so instances do not contend for the same rows (or a plain SELECT
+ * in the `conditional-update` {@link ClaimMode}, for TiDB and Vitess). The delivery log
+ * reads the same tables through `DeliveryLogRepository`.
  */
 @Injectable()
-export class DeliveryOutboxRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly configuredClaimMode: ClaimMode | undefined;
+  /** On MySQL/MariaDB: the configured claim mode, until {@link onModuleInit} settles it for the server. */
+  private claimMode: ClaimMode;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(DELIVERY_SETTINGS) settings?: Pick<DeliverySettings, 'claimMode'>,
+  ) {
+    this.configuredClaimMode = settings?.claimMode;
+    this.claimMode = settings?.claimMode ?? 'skip-locked';
+  }
+
+  /** Asks a MySQL-compatible server what it is: TiDB and Vitess claim without SKIP LOCKED ({@link claimModeFor}). */
+  async onModuleInit(): Promise<void> {
+    if (!isMySql(this.dataSource)) return;
+    const [{ version }] = await this.dataSource.query<{ version: string }[]>('SELECT VERSION() AS version');
+    this.claimMode = claimModeFor(version, this.configuredClaimMode);
+    const server = distributedServerOf(version);
+    if (server !== null) this.logger.log(`The database is ${server} (${version}): deliveries are claimed with a conditional update alone`);
+  }
 
   /** Commits events and one delivery per event, each placed as `placeOf` says, and returns the deliveries leased to `lease.token`. */
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
     await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
-    // Only the new ids are read back: the rest is known already.
-    const rows: { id: number | string; event_id: string }[] = await this.dataSource.query(
-      'SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?',
-      [lease.token],
-    );
+    // Only the new ids are read back: the rest is known already. The events are committed: a failed read-back must not
+    // turn the publish into an error; the leased rows are then attempted once their lease expires.
+    let rows: { id: number | string; event_id: string }[];
+    try {
+      rows = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
+    } catch {
+      return [];
+    }
     const byId = new Map(events.map((event) => [event.id, event]));
     return rows.map((row) => {
       const event = byId.get(row.event_id)!;
@@ -129,6 +88,7 @@ export class DeliveryOutboxRepository {
         lockToken: lease.token,
         lockedUntil: lease.until,
         body: event.body,
+        trace: event.trace,
       };
     });
   }
@@ -157,12 +117,33 @@ export class DeliveryOutboxRepository {
     return rows.length > 0;
   }
 
+  /** When the earliest lease still running ends (epoch ms), or null when no pending delivery is leased: a scan of the lease index. */
+  async nextLeaseExpiry(now: number): Promise<number | null> {
+    const [row] = await this.dataSource.query<{ until: number | string | null }[]>(
+      'SELECT MIN(locked_until) AS until FROM webhook_deliveries WHERE locked_by IS NOT NULL AND status = ? AND locked_until >= ?',
+      [DeliveryStatus.PENDING, now],
+    );
+    return row?.until === null || row?.until === undefined ? null : Number(row.until);
+  }
+
   /**
    * A new attempt cycle for each of the user's deliveries that ended FAILED in `window` (by their last update) and are
-   * still their event's latest delivery (so calling again queues nothing twice), oldest first, at most `limit`. The new
-   * deliveries wait as `placeOf` says (their position in the list given). Returns how many were queued.
+   * still their event's latest delivery (so calling again queues nothing twice), of events never delivered, oldest
+   * first, at most `limit`. The new deliveries wait as `placeOf` says (their position in the list given). Returns how
+   * many were queued. A recover running at the same time on another instance queues some of them first: the unique
+   * PENDING delivery per event refuses the insert, and the next try reads them as queued already.
    */
-  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+  async recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.recoverFailedOnce(window, limit, placeOf, lease);
+      } catch (error) {
+        if (attempt >= PENDING_CONFLICT_TRIES || !isUniqueViolation(error)) throw error;
+      }
+    }
+  }
+
+  private recoverFailedOnce(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
     return shortTransaction(this.dataSource, async (manager) => {
       const query = manager
         .createQueryBuilder(WebhookDelivery, 'd')
@@ -171,7 +152,10 @@ export class DeliveryOutboxRepository {
         .addSelect('d.type', 'type')
         .where('d.userId = :userId AND d.status = :failed', { userId: window.userId, failed: DeliveryStatus.FAILED })
         .andWhere('d.updatedAt >= :since AND d.updatedAt <= :until', { since: window.since, until: window.until })
-        .andWhere('NOT EXISTS (SELECT 1 FROM webhook_deliveries later WHERE later.event_id = d.event_id AND later.id > d.id)')
+        .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId AND e.was_delivered = 0')
+        .andWhere(
+          "NOT EXISTS (SELECT 1 FROM webhook_deliveries other WHERE other.event_id = d.event_id AND (other.id > d.id OR other.status = 'DELIVERED'))",
+        )
         .orderBy('d.updatedAt', 'ASC')
         .limit(limit);
       if (window.type) query.andWhere('d.type = :type', { type: window.type });
@@ -184,15 +168,39 @@ export class DeliveryOutboxRepository {
     });
   }
 
-  /** Starts a new attempt cycle for an existing event (manual redelivery); none when the event is gone (retention removed it meanwhile). */
-  async enqueueAgain(event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>, placement: Placement, lease: Lease): Promise<ClaimedDelivery[]> {
-    try {
-      await insertDeliveries(this.dataSource.manager, [event], () => placement, lease);
-    } catch (error) {
-      if (isForeignKeyViolation(error)) return [];
-      throw error;
+  /**
+   * Starts a new attempt cycle for an existing event (manual redelivery): the new delivery (its id alone when not
+   * leased), or the id of the event's PENDING delivery when a cycle is running already (one at a time per event), or
+   * null when the event is gone (retention removed it meanwhile).
+   */
+  async enqueueAgain(
+    event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>,
+    placement: Placement,
+    lease: Lease,
+  ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.write((manager) => insertDeliveries(manager, [event], () => placement, lease));
+        if (placement !== 'lease') {
+          // The event's newest delivery: the one just inserted (another cycle starts only once this one has ended).
+          const [row] = await this.dataSource.query<{ id: number | string | null }[]>(
+            'SELECT MAX(id) AS id FROM webhook_deliveries WHERE event_id = ?',
+            [event.id],
+          );
+          return row?.id === null || row?.id === undefined ? null : { queued: Number(row.id) };
+        }
+        const [claim] = await this.claimedBy(lease);
+        return claim ?? null;
+      } catch (error) {
+        if (isForeignKeyViolation(error)) return null;
+        if (!isUniqueViolation(error) || attempt >= PENDING_CONFLICT_TRIES) throw error;
+      }
+      const [running] = await this.dataSource.query<{ id: number | string }[]>(
+        'SELECT id FROM webhook_deliveries WHERE event_id = ? AND status = ?',
+        [event.id, DeliveryStatus.PENDING],
+      );
+      if (running) return { running: Number(running.id) }; // else it ended meanwhile: try again
     }
-    return this.claimedBy(lease);
   }
 
   /**
@@ -211,7 +219,7 @@ export class DeliveryOutboxRepository {
         .orderBy('d.nextAttemptAt', 'ASC')
         .limit(scanLimit);
       if (excluded.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded });
-      if (isMySql(this.dataSource)) candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
+      if (isMySql(this.dataSource) && this.claimMode === 'skip-locked') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const rows = await candidates.getRawMany<{ id: number | string; userId: number | string }>();
       const ids = fairShare(rows, limit, (userId) => fairness.perUser - (fairness.heldByUser.get(userId) ?? 0));
       // Rows left for a later claim: scanned to the limit, or passed over because their user had their share.
@@ -228,44 +236,6 @@ export class DeliveryOutboxRepository {
       return result.affected ?? ids.length;
     });
     return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
-  }
-
-  /**
-   * Parks leased deliveries until `until` without an attempt (their endpoint's circuit is open), and every other
-   * pending delivery of the same user and types that is free and due before then: none of them is failed, each gets
-   * its attempts on schedule once the endpoint answers.
-   */
-  async park(
-    claims: readonly ClaimedDelivery[],
-    endpoint: { userId: number; types: readonly EventType[] },
-    until: number,
-    reason: string,
-    now: number,
-  ): Promise<number> {
-    let parked = 0;
-    for (const [token, ids] of byToken(claims)) {
-      const result = await this.dataSource
-        .createQueryBuilder()
-        .update(WebhookDelivery)
-        .set({ nextAttemptAt: until, waitingReason: reason, lockedBy: null, lockedUntil: null })
-        .where('id IN (:...ids) AND locked_by = :token', { ids, token })
-        .execute();
-      parked += result.affected ?? 0;
-    }
-    if (endpoint.types.length === 0) return parked;
-    const waiting = await this.dataSource
-      .createQueryBuilder()
-      .update(WebhookDelivery)
-      .set({ nextAttemptAt: until, waitingReason: reason })
-      .where('user_id = :userId AND type IN (:...types) AND status = :pending AND next_attempt_at < :until', {
-        userId: endpoint.userId,
-        types: endpoint.types,
-        pending: DeliveryStatus.PENDING,
-        until,
-      })
-      .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now })))
-      .execute();
-    return parked + (waiting.affected ?? 0);
   }
 
   /**
@@ -307,50 +277,67 @@ export class DeliveryOutboxRepository {
   /** Gives up leases this instance will not use (shutdown, no room, lease ending), so any instance can take the deliveries at once. */
   async release(claims: readonly ClaimedDelivery[]): Promise<void> {
     for (const [token, ids] of byToken(claims)) {
-      await this.dataSource
-        .createQueryBuilder()
-        .update(WebhookDelivery)
-        .set({ lockedBy: null, lockedUntil: null })
-        .where('id IN (:...ids) AND locked_by = :token', { ids, token })
-        .execute();
+      await this.write((manager) =>
+        manager
+          .createQueryBuilder()
+          .update(WebhookDelivery)
+          .set({ lockedBy: null, lockedUntil: null })
+          .where('id IN (:...ids) AND locked_by = :token', { ids, token })
+          .execute(),
+      );
     }
   }
 
   /** Ends a delivery without a request (the user disabled the webhook meanwhile). */
   async cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
-    const result = await this.dataSource
-      .createQueryBuilder()
-      .update(WebhookDelivery)
-      .set({ status: DeliveryStatus.CANCELLED, nextAttemptAt: null, lockedBy: null, lockedUntil: null, lastError: reason, updatedAt: now })
-      .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
-      .execute();
+    const result = await this.write((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(WebhookDelivery)
+        .set({
+          status: DeliveryStatus.CANCELLED,
+          nextAttemptAt: null,
+          lockedBy: null,
+          lockedUntil: null,
+          lastError: reason,
+          updatedAt: now,
+        })
+        .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
+        .execute(),
+    );
     return Boolean(result.affected);
   }
 
-  /** The user's deliveries, newest first, after the `beforeId` cursor. */
-  listForUser(page: DeliveryPage): Promise<WebhookDelivery[]> {
-    const query = this.dataSource
-      .getRepository(WebhookDelivery)
-      .createQueryBuilder('d')
-      .where('d.userId = :userId', { userId: page.userId })
-      .orderBy('d.id', 'DESC')
-      .limit(page.limit);
-    if (page.beforeId !== undefined) query.andWhere('d.id < :beforeId', { beforeId: page.beforeId });
-    if (page.type) query.andWhere('d.type = :type', { type: page.type });
-    if (page.status) query.andWhere('d.status = :status', { status: page.status });
-    return query.getMany();
+  /**
+   * Takes an endpoint's probe with a conditional UPDATE (the row's time has passed) or, for an endpoint no instance probed
+   * yet, an INSERT that the primary key lets one instance win. The loser reads when the winner's hold ends.
+   */
+  async claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
+    const taken = await this.write((manager) =>
+      manager
+        .createQueryBuilder()
+        .update(WebhookEndpointProbe)
+        .set({ nextProbeAt: until })
+        .where('endpoint = :endpoint AND next_probe_at <= :now', { endpoint, now })
+        .execute(),
+    );
+    if (taken.affected) return null;
+    try {
+      await this.write((manager) => manager.insert(WebhookEndpointProbe, { endpoint, nextProbeAt: until }));
+      return null;
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+    }
+    const held = await this.dataSource.manager.findOneBy(WebhookEndpointProbe, { endpoint });
+    return Math.max(held?.nextProbeAt ?? until, now + 1);
   }
 
-  findForUser(userId: number, id: number): Promise<WebhookDelivery | null> {
-    return this.dataSource.getRepository(WebhookDelivery).findOneBy({ id, userId });
-  }
-
-  attemptsOf(deliveryId: number): Promise<WebhookDeliveryAttempt[]> {
-    return this.dataSource.getRepository(WebhookDeliveryAttempt).find({ where: { deliveryId }, order: { attemptNumber: 'ASC' } });
-  }
-
-  findEvent(id: string): Promise<WebhookEvent | null> {
-    return this.dataSource.getRepository(WebhookEvent).findOneBy({ id });
+  async probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
+    await this.write((manager) =>
+      nextProbeAt === null
+        ? manager.delete(WebhookEndpointProbe, { endpoint })
+        : manager.update(WebhookEndpointProbe, { endpoint }, { nextProbeAt }),
+    );
   }
 
   /**
@@ -400,6 +387,14 @@ export class DeliveryOutboxRepository {
       if (rows.length === 0) return { matched: 0, deliveries: 0, attempts: 0, events: 0 };
       const ids = rows.map((row) => Number(row.id));
       const eventIds = [...new Set(rows.map((row) => row.eventId))];
+      // Older deliveries of these events may stay (FAILED ones are kept longer): recover must know they were delivered.
+      if (status === DeliveryStatus.DELIVERED)
+        await manager
+          .createQueryBuilder()
+          .update(WebhookEvent)
+          .set({ wasDelivered: true })
+          .where('id IN (:...eventIds)', { eventIds })
+          .execute();
       const attempts = await manager
         .createQueryBuilder()
         .delete()
@@ -416,6 +411,14 @@ export class DeliveryOutboxRepository {
         .execute();
       return { matched: rows.length, deliveries: deliveries.affected ?? 0, attempts: attempts.affected ?? 0, events: events.affected ?? 0 };
     });
+  }
+
+  /**
+   * A write outside any transaction of ours. On MySQL/MariaDB it autocommits on a pooled connection; on SQLite it takes
+   * its turn among the transactions (the one connection may be inside a host's, whose rollback would undo it).
+   */
+  private write<T>(statement: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return isMySql(this.dataSource) ? statement(this.dataSource.manager) : this.dataSource.transaction(statement);
   }
 
   /** Who holds each of these deliveries now; on MySQL/MariaDB the rows stay locked until the transaction ends. */
@@ -445,8 +448,10 @@ export class DeliveryOutboxRepository {
       type: EventType;
       attempt_count: number | string;
       body: string;
+      traceparent: string | null;
+      tracestate: string | null;
     }[] = await this.dataSource.query(
-      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body FROM webhook_deliveries d ' +
+      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body, e.traceparent, e.tracestate FROM webhook_deliveries d ' +
         'INNER JOIN webhook_events e ON e.id = d.event_id WHERE d.locked_by = ? ORDER BY d.id',
       [lease.token],
     );
@@ -457,6 +462,7 @@ export class DeliveryOutboxRepository {
       type: row.type,
       attemptCount: Number(row.attempt_count),
       body: row.body,
+      trace: storedTraceContext(row.traceparent, row.tracestate),
       lockedUntil: lease.until,
       lockToken: lease.token,
     }));
@@ -498,8 +504,8 @@ async function insertEvents(
   await insertRows(
     manager,
     'webhook_events',
-    ['id', 'user_id', 'type', 'body', 'created_at'],
-    events.map((e) => [e.id, e.userId, e.type, e.body, lease.now]),
+    ['id', 'user_id', 'type', 'body', 'traceparent', 'tracestate', 'created_at'],
+    events.map((e) => [e.id, e.userId, e.type, e.body, ...traceColumns(e.trace), lease.now]),
   );
   await insertDeliveries(manager, events, placeOf, lease);
 }

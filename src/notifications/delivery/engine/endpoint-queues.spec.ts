@@ -80,7 +80,7 @@ describe('EndpointQueues', () => {
     expect(opened).toMatchObject({ userId: 1, types: ['RATE_SPIKE'], until: T + 40_000 });
     expect(opened!.parked).toHaveLength(2);
     expect(opened!.reason).toContain('next try at 2027-01-15T08:00:40.000Z');
-    expect(queues.openCircuits()).toBe(1);
+    expect(queues.openCircuits(T + 10_000)).toBe(1);
     expect(queues.held).toBe(1); // the fourth attempt was already in flight
     expect(queues.finished(fourth, 'timeout', T + 15_000)).toBeNull(); // in flight when it opened: does not extend it
     expect(queues.admission(third.endpoint, T + 15_000)).toMatchObject({ parkUntil: T + 40_000 });
@@ -91,6 +91,23 @@ describe('EndpointQueues', () => {
     queues.push(attempt(1));
     queues.push(attempt(1));
     expect(startAll(queues, T + 40_000)).toHaveLength(1); // half-open: one probe
+  });
+
+  it('hands a probe another instance holds back with the queue behind it, and stays open until that probe ends', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    queues.push(attempt(1));
+    const [a] = startAll(queues);
+    queues.finished(a, 'timeout', T);
+    expect(queues.isHalfOpen(a.endpoint, T + 999)).toBe(false);
+    for (let i = 0; i < 3; i++) queues.push(attempt(1));
+    const [probe] = startAll(queues, T + 1000);
+    expect(queues.isHalfOpen(probe.endpoint, T + 1000)).toBe(true);
+    const handedBack = queues.probeTakenElsewhere(probe, T + 20_000);
+    expect(handedBack).toMatchObject({ userId: 1, until: T + 20_000 });
+    expect(handedBack.parked.map((p) => p.n)).toEqual([probe.n, probe.n + 1, probe.n + 2]);
+    expect(queues.held).toBe(0);
+    expect(queues.admission(probe.endpoint, T + 19_999)).toMatchObject({ parkUntil: T + 20_000 });
+    expect(queues.isHalfOpen(probe.endpoint, T + 20_000)).toBe(true);
   });
 
   it('doubles the cool-down after a failed probe and closes the circuit on any answer', () => {
@@ -104,7 +121,7 @@ describe('EndpointQueues', () => {
     queues.push(attempt(1));
     const [probe2] = startAll(queues, T + 3000);
     expect(queues.finished(probe2, 'http_error', T + 3000)).toBeNull(); // a 500 is an answer: the endpoint is reachable
-    expect(queues.openCircuits()).toBe(0);
+    expect(queues.openCircuits(T + 10_000)).toBe(0);
     for (let i = 0; i < 3; i++) queues.push(attempt(1));
     expect(startAll(queues, T + 3000)).toHaveLength(2);
   });
@@ -130,5 +147,29 @@ describe('EndpointQueues', () => {
     expect(queues.held).toBe(0);
     expect(queues.inFlight).toBe(0);
     expect(queues.room).toBe(16);
+  });
+
+  it('counts only circuits really open or probing, and forgets breakers whose state no longer matters', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    for (let user = 1; user <= 50; user++) {
+      queues.push(attempt(user, 'dead.example.com'));
+      const [a] = startAll(queues);
+      expect(queues.finished(a, 'timeout', T)).not.toBeNull();
+    }
+    queues.push(attempt(99, 'flaky.example.com'));
+    const [flaky] = startAll(queues);
+    expect(queues.finished(flaky, 'http_error', T)).toBeNull(); // an answer: pristine again
+    expect(queues.openCircuits(T)).toBe(50);
+    expect(queues.known).toBe(50);
+
+    queues.push(attempt(1, 'dead.example.com'));
+    const [probe] = startAll(queues, T + 1000);
+    expect(queues.openCircuits(T + 1000)).toBe(1); // the probe in flight; the other cool-downs are over with nothing to probe
+    expect(queues.finished(probe, 'timeout', T + 1000)!.until).toBe(T + 3000);
+    expect(queues.openCircuits(T + 1000)).toBe(1);
+
+    const later = T + 16 * 1000 * 2 + 3000;
+    expect(queues.openCircuits(later)).toBe(0);
+    expect(queues.known).toBe(0); // nothing held, nothing worth remembering: memory bounded by live endpoints
   });
 });

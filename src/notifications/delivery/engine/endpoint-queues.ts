@@ -37,8 +37,11 @@ export interface QueuedAttempt {
   readonly type: EventType;
 }
 
-/** What an attempt's outcome changed: when it opened the circuit, the queued attempts to park and until when. */
-export interface CircuitOpened<T> {
+/**
+ * A circuit an attempt opened (or a probe taken elsewhere): the queued attempts it parks and until when. The engine's
+ * own; hosts are told through `DeliveryEvents` (its `CircuitOpened`).
+ */
+export interface OpenedCircuit<T> {
   readonly endpoint: EndpointKey;
   readonly userId: number;
   readonly types: readonly EventType[];
@@ -72,6 +75,8 @@ export class EndpointQueues<T extends QueuedAttempt> {
   private readonly endpoints = new Map<EndpointKey, Endpoint<T>>();
   /** Endpoints with a queued attempt they may start now, in round-robin order. */
   private readonly ready = new Set<Endpoint<T>>();
+  /** Endpoints holding nothing whose breaker is still remembered: forgotten once that state no longer matters. */
+  private readonly idle = new Set<Endpoint<T>>();
   private running = 0;
   private heldCount = 0;
 
@@ -134,12 +139,33 @@ export class EndpointQueues<T extends QueuedAttempt> {
   }
 
   /** An attempt handed out by {@link next} ended with `outcome`. */
-  finished(attempt: T, outcome: AttemptOutcome, now: number): CircuitOpened<T> | null {
+  finished(attempt: T, outcome: AttemptOutcome, now: number): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
     const opened = endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
+    this.settle(endpoint);
+    return opened;
+  }
+
+  /** True when the endpoint's circuit is half-open: the attempt {@link next} hands out for it is the probe, the one request it lets through. */
+  isHalfOpen(endpoint: EndpointKey, now: number): boolean {
+    return this.endpoints.get(endpoint)?.breaker.isHalfOpenAt(now) ?? false;
+  }
+
+  /**
+   * The probe `attempt` (handed out by {@link next}) is not made here: another instance probes the endpoint until `until`.
+   * The circuit stays open until then; the attempt and those queued behind it are handed back, to be skipped.
+   */
+  probeTakenElsewhere(attempt: T, until: number): OpenedCircuit<T> {
+    const endpoint = this.endpoints.get(attempt.endpoint)!;
+    endpoint.inFlight--;
+    this.running--;
+    this.heldCount--;
+    endpoint.breaker.stayOpenUntil(until);
+    const opened = this.park(endpoint);
+    opened.parked.unshift(attempt);
     this.settle(endpoint);
     return opened;
   }
@@ -172,14 +198,40 @@ export class EndpointQueues<T extends QueuedAttempt> {
     return held;
   }
 
-  /** Endpoints whose circuit is open or half-open in this instance. */
-  openCircuits(): number {
+  /** Endpoints whose circuit is open (cool-down not over) or probing (half-open with its probe in flight) at `now`. */
+  openCircuits(now: number): number {
+    this.forgetIdle(now);
     let open = 0;
-    for (const endpoint of this.endpoints.values()) if (endpoint.breaker.isOpen) open++;
+    for (const endpoint of this.endpoints.values())
+      if (endpoint.breaker.isOpenAt(now) || (endpoint.breaker.isOpen && endpoint.inFlight > 0)) open++;
     return open;
   }
 
-  private park(endpoint: Endpoint<T>): CircuitOpened<T> {
+  /** Endpoints this instance remembers (holding attempts, or a breaker state that still matters). */
+  get known(): number {
+    return this.endpoints.size;
+  }
+
+  /** The earliest time after `now` at which an open circuit lets a probe through, or null when none is open. */
+  nextReopening(now: number): number | null {
+    let earliest: number | null = null;
+    for (const endpoint of this.endpoints.values()) {
+      const at = endpoint.breaker.reopensAt;
+      if (at !== null && at > now && (earliest === null || at < earliest)) earliest = at;
+    }
+    return earliest;
+  }
+
+  /** Forgets the endpoints that hold nothing and whose breaker no longer matters: memory stays bounded by live endpoints. */
+  forgetIdle(now: number): void {
+    for (const endpoint of this.idle) {
+      if (!endpoint.breaker.isForgettable(now)) continue;
+      this.idle.delete(endpoint);
+      this.endpoints.delete(endpoint.key);
+    }
+  }
+
+  private park(endpoint: Endpoint<T>): OpenedCircuit<T> {
     const parked = endpoint.queue.splice(0);
     this.heldCount -= parked.length;
     this.ready.delete(endpoint);
@@ -193,12 +245,16 @@ export class EndpointQueues<T extends QueuedAttempt> {
       endpoint = new Endpoint<T>(attempt.endpoint, attempt.userId, new CircuitBreaker(this.limits.circuitBreaker));
       this.endpoints.set(attempt.endpoint, endpoint);
     }
+    this.idle.delete(endpoint);
     return endpoint;
   }
 
   /** Puts the endpoint back in the round when it can start more, and forgets it when it holds nothing worth keeping. */
   private settle(endpoint: Endpoint<T>): void {
     if (endpoint.queue.length > 0) this.ready.add(endpoint);
-    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine) this.endpoints.delete(endpoint.key);
+    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine) {
+      this.endpoints.delete(endpoint.key);
+      this.idle.delete(endpoint);
+    } else if (endpoint.inFlight === 0) this.idle.add(endpoint);
   }
 }

@@ -164,7 +164,9 @@ const OPENSSL_HINTS: Readonly<Record<string, string>> = {
   'packet length too long': 'the port does not speak TLS, is it plain HTTP?',
   'tlsv1 alert protocol version': 'the receiver accepts none of the TLS versions we offer, 1.2 and 1.3',
   'unsupported protocol': 'the receiver only offers TLS versions older than 1.2',
+  // OpenSSL 3.0 (Node 20, earlier Node 22 releases) says "sslv3 alert …"; OpenSSL 3.5 (Node 22.23, 24.21) "ssl/tls alert …".
   'sslv3 alert handshake failure': 'the receiver refused the handshake, e.g. no cipher in common',
+  'ssl/tls alert handshake failure': 'the receiver refused the handshake, e.g. no cipher in common',
 };
 
 /** One line of printable text with no file path: safe and useful to store as it is. */

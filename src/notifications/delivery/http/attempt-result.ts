@@ -1,5 +1,8 @@
-/** How an attempt ended, in the delivery log, the metrics and the receiver-facing docs. */
-export const ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error'] as const;
+/**
+ * How an attempt ended, in the delivery log, the metrics and the receiver-facing docs. `circuit_open`: the attempt came due
+ * while its endpoint's circuit was open; it was skipped without a request and counts as one of the 6.
+ */
+export const ATTEMPT_OUTCOMES = ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error', 'circuit_open'] as const;
 export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export interface WebhookRequest {
@@ -20,4 +23,6 @@ export interface AttemptResult {
   error: string | null;
   /** First bytes (at most maxResponseBytes, default 1024) of the response body as UTF-8; null if there was none. */
   responseExcerpt: string | null;
+  /** Outcome `circuit_open` only: until when the endpoint's circuit is open (epoch ms). */
+  circuitOpenUntil?: number;
 }

@@ -48,7 +48,7 @@ export class PreferenceDto {
 
 export class UpsertPreferenceResponseDto extends PreferenceDto {
   @ApiPropertyOptional({
-    example: 'whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8',
+    example: 'whsec_hX1vC0m0cQ4J1s0tY2rRrKpZfI5lqGm4H0y9qkM1fZ8=',
     description:
       'The signing secret, returned exactly once: in the response to the first enable of WEBHOOK for this event type. ' +
       'It cannot be retrieved later. The HMAC key is this whole string, UTF-8 encoded.',
@@ -58,12 +58,22 @@ export class UpsertPreferenceResponseDto extends PreferenceDto {
 
 export class RotatedSecretResponseDto extends PreferenceDto {
   @ApiProperty({
-    example: 'whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w',
+    example: 'whsec_Zq3b8Xr0yJk2N5pV7tWc1aE4hL6mQ9sD0fG2iK4oU8w=',
     description:
-      'The new signing secret, returned exactly once. The previous secret stops signing at once: the next attempt, ' +
-      'pending retries included, is signed with this one. The HMAC key is this whole string, UTF-8 encoded.',
+      'The new signing secret, returned exactly once. The next attempt, pending retries included, is signed with this one ' +
+      '(and, during an overlap, `webhook-signature` with the previous one too). The `X-Service-Signature` HMAC key is ' +
+      'this whole string, UTF-8 encoded; the `webhook-signature` key the bytes its base64 after `whsec_` encodes.',
   })
   webhookSecret: string;
+
+  @ApiProperty({
+    type: String,
+    format: 'date-time',
+    nullable: true,
+    example: '2026-11-26T09:30:00.000Z',
+    description: 'Until when the previous secret also signs `webhook-signature` (the overlap asked for); null when it stopped at once.',
+  })
+  previousSecretValidUntil: string | null;
 }
 
 export enum PreferenceSource {

@@ -1,6 +1,7 @@
-// A Next.js App Router route handler (app/api/webhooks/route.ts). Web APIs only (Request, Response, Web Crypto),
-// so it runs on the Node.js and the Edge runtimes alike. request.arrayBuffer() gives the raw bytes: never
-// verify over `await request.json()` re-serialized.
+// A Next.js App Router route handler (app/api/webhooks/route.ts). Web APIs only (Request, Response, Web Crypto) and
+// the `standardwebhooks` package (plain JavaScript), so it runs on the Node.js and the Edge runtimes alike.
+// request.arrayBuffer() gives the raw bytes: never verify over `await request.json()` re-serialized.
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 const TOLERANCE_SECONDS = Number(process.env.WEBHOOK_TOLERANCE_SECONDS ?? 300);
 // In memory for the example (and per server instance); in production, a unique key on the event id in your database.
@@ -35,28 +36,64 @@ export async function verifySignature(
   return crypto.subtle.verify('HMAC', key, hexToBytes(received[1]), signed);
 }
 
+/**
+ * Standard Webhooks with the official package: `webhook-signature` (`v1,<base64>`, any of several) over
+ * `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the bytes the base64 after `whsec_` encodes, and the
+ * timestamp within 5 minutes of `Date.now()` (fixed in the package). Its signature covers the event id.
+ */
+export function verifyStandardWebhook(secret: string, headers: Headers, rawBody: Uint8Array): boolean {
+  try {
+    const webhookHeaders = {
+      'webhook-id': headers.get('webhook-id') ?? '',
+      'webhook-timestamp': headers.get('webhook-timestamp') ?? '',
+      'webhook-signature': headers.get('webhook-signature') ?? '',
+    };
+    // The package signs a string: the body's UTF-8 text (what the service sends). jsonParse: false, we parse below.
+    new Webhook(secret).verify(new TextDecoder().decode(rawBody), webhookHeaders, { jsonParse: false });
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
+}
+
+/** The body as a JSON object, or undefined for anything else (empty, invalid JSON, an array, a string, null, …). */
+function parseJsonObject(rawBody: Uint8Array): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(new TextDecoder().decode(rawBody));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const answer = (status: number, text: string, log: object) => {
+  console.log(JSON.stringify(log));
+  return new Response(text, { status });
+};
+
 export async function POST(request: Request): Promise<Response> {
   const rawBody = new Uint8Array(await request.arrayBuffer());
-  const eventId = request.headers.get('x-service-event-id') ?? '';
-  const verified = await verifySignature(
-    process.env.WEBHOOK_SECRET ?? '',
-    request.headers.get('x-service-timestamp'),
-    request.headers.get('x-service-signature'),
-    rawBody,
-    Math.floor(Date.now() / 1000),
-    TOLERANCE_SECONDS,
-  );
-  if (!verified) {
-    console.log(JSON.stringify({ outcome: 'rejected', eventId }));
-    return new Response('bad signature', { status: 400 });
-  }
-  if (processedEventIds.has(eventId)) {
-    console.log(JSON.stringify({ outcome: 'duplicate', eventId }));
-    return new Response('duplicate', { status: 200 });
-  }
-  const event = JSON.parse(new TextDecoder().decode(rawBody)) as { type: string; userId: number };
+  const secret = process.env.WEBHOOK_SECRET ?? '';
+  // WEBHOOK_SCHEME=standard-webhooks checks webhook-signature; the default (x-service) checks X-Service-Signature.
+  const standard = process.env.WEBHOOK_SCHEME === 'standard-webhooks';
+  const eventId = request.headers.get(standard ? 'webhook-id' : 'x-service-event-id') ?? '';
+  const verified = standard
+    ? verifyStandardWebhook(secret, request.headers, rawBody)
+    : await verifySignature(
+        secret,
+        request.headers.get('x-service-timestamp'),
+        request.headers.get('x-service-signature'),
+        rawBody,
+        Math.floor(Date.now() / 1000),
+        TOLERANCE_SECONDS,
+      );
+  if (!verified) return answer(400, 'bad signature', { outcome: 'rejected', eventId });
+  // Parse only what verified; 400 (not 500) to a body that is not a JSON object: retrying will not fix it.
+  const event = parseJsonObject(rawBody);
+  if (!event) return answer(400, 'body is not a JSON object', { outcome: 'malformed', eventId });
+  if (processedEventIds.has(eventId)) return answer(200, 'duplicate', { outcome: 'duplicate', eventId });
   // Your processing goes here.
   processedEventIds.add(eventId);
-  console.log(JSON.stringify({ outcome: 'processed', eventId, type: event.type, userId: event.userId }));
-  return new Response('processed', { status: 200 });
+  return answer(200, 'processed', { outcome: 'processed', eventId, type: event.type, userId: event.userId });
 }

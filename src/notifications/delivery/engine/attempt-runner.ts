@@ -1,0 +1,343 @@
+import { Logger } from '@nestjs/common';
+import type { Clock } from '../../clock/clock';
+import { GroupCommit } from '../../common/group-commit';
+import type { PreferencesService, WebhookTarget } from '../../preferences/preferences.service';
+import { webhookKey } from '../../preferences/webhook-key';
+import type { DeliveryEvents } from '../delivery-events';
+import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import type { AttemptResult } from '../http/attempt-result';
+import type { WebhookSender } from '../http/webhook-sender';
+import type { DeliveryTracing } from '../trace-context/delivery-tracing';
+import { buildWebhookRequest } from '../webhook-request';
+import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt-record';
+import type { EngineWork } from './engine-work';
+import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
+import type { InstanceCapacity } from './instance-capacity';
+import type { AttemptRecord, ClaimedDelivery, OutboxStore } from './outbox-store';
+import type { WakeUps } from './wake-ups';
+
+/** The webhook target of each `webhookKey(userId, type)`. */
+export type Targets = ReadonlyMap<string, WebhookTarget>;
+
+/** A leased delivery waiting in its endpoint's queue, or in flight. */
+export interface Job extends QueuedAttempt {
+  readonly claim: ClaimedDelivery;
+  readonly target: WebhookTarget;
+}
+
+/** A failed record is tried this many times at most, the first retry after this long, doubling. */
+const RECORD_TRIES = 4;
+const RECORD_RETRY_MS = 100;
+/**
+ * Two record groups commit at once, so a record never waits for a slow commit ahead of it: one stalled commit would
+ * otherwise add its whole stall to every record behind it, past the record budget its lease leaves room for.
+ */
+const RECORD_CONCURRENCY = 2;
+
+/**
+ * Runs the attempts of leased deliveries: admits them (queued behind their endpoint, skipped while its circuit is open,
+ * cancelled when the webhook is off), starts queued attempts while there are free slots, sends each one signed (its
+ * deadline starts with the request) and records it, records of concurrent attempts group-committed in one transaction.
+ * A record that fails is retried. Every lease it holds counts against the instance's room until it is queued, or its
+ * record, release or cancel has completed.
+ */
+export class AttemptRunner {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+
+  constructor(
+    private readonly outbox: OutboxStore,
+    private readonly preferences: PreferencesService,
+    private readonly sender: WebhookSender,
+    private readonly clock: Clock,
+    private readonly events: DeliveryEvents,
+    private readonly settings: DeliverySettings,
+    private readonly queues: EndpointQueues<Job>,
+    private readonly capacity: InstanceCapacity,
+    private readonly wakeUps: WakeUps,
+    private readonly work: EngineWork,
+    private readonly tracing: DeliveryTracing,
+  ) {
+    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), {
+      maxGroupSize: settings.batchSize,
+      concurrency: RECORD_CONCURRENCY,
+    });
+  }
+
+  /** Resolves when the records submitted so far are committed (or given up). */
+  recordsIdle(): Promise<void> {
+    return this.records.idle();
+  }
+
+  /** Queues leased deliveries behind their endpoints, parks those whose circuit is open, cancels those whose webhook is off. */
+  async admit(claims: readonly ClaimedDelivery[], known?: Targets): Promise<void> {
+    if (claims.length === 0) return;
+    if (this.work.stopping) {
+      await this.release(claims);
+      return;
+    }
+    let targets: Targets;
+    this.capacity.hold(claims.length); // leased here while their targets are read
+    try {
+      targets = known ?? (await this.preferences.webhookTargets(claims));
+    } catch (error) {
+      this.logger.error(
+        `Webhook targets of ${claims.length} deliveries could not be read; released for a later run`,
+        (error as Error).stack,
+      );
+      await this.release(claims);
+      return;
+    } finally {
+      this.capacity.letGo(claims.length); // what follows counts them again, in this turn: queued, skipped or cancelled
+    }
+    const now = this.clock.now();
+    const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; claims: ClaimedDelivery[] }>();
+    for (const claim of claims) {
+      const target = targets.get(webhookKey(claim.userId, claim.type));
+      if (!target) {
+        void this.work.track(this.cancel(claim));
+        continue;
+      }
+      const endpoint = endpointKeyOf(claim.userId, target.url);
+      const admission = this.queues.admission(endpoint, now, 0);
+      if (typeof admission === 'object') {
+        const group = skipped.get(endpoint) ?? { userId: claim.userId, until: admission.parkUntil, reason: admission.reason, claims: [] };
+        group.claims.push(claim);
+        skipped.set(endpoint, group);
+      } else {
+        this.queues.push({ endpoint, userId: claim.userId, type: claim.type, claim, target });
+      }
+    }
+    for (const [endpoint, group] of skipped) this.skip(group.claims, { endpoint, ...group });
+    this.pump();
+  }
+
+  /** Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one. */
+  pump(): void {
+    for (let job = this.queues.next(this.clock.now()); job !== null; job = this.queues.next(this.clock.now())) {
+      void this.work.track(this.attempt(job));
+    }
+  }
+
+  /** One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). */
+  private async attempt(job: Job): Promise<void> {
+    const { claim, target } = job;
+    let slotFreed = false;
+    try {
+      // A half-open circuit lets one request through, all instances together: the probe is taken first (in the store).
+      const probe = this.queues.isHalfOpen(job.endpoint, this.clock.now());
+      if (probe) {
+        const elsewhereUntil = await this.outbox.claimProbe(job.endpoint, this.clock.now(), claim.lockedUntil);
+        if (elsewhereUntil !== null) {
+          slotFreed = true;
+          this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, elsewhereUntil));
+          this.slotFreed(job);
+          return;
+        }
+      }
+      if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
+        // It waited too long: its deadline, its record and the clock skew we tolerate between instances no longer fit in
+        // the lease; another instance (its clock ahead) may take the delivery, so sending now could send it twice.
+        slotFreed = true;
+        this.queues.dropped(job);
+        const released = this.release([claim]); // counted from here until released: the freed slot does not free its room
+        this.slotFreed(job);
+        if (probe) void this.work.track(this.probeEnded(job.endpoint, null));
+        await released;
+        return;
+      }
+      const startedAt = this.clock.now();
+      const attemptNumber = claim.attemptCount + 1;
+      const result = await this.send(claim, target, attemptNumber, startedAt);
+      const endedAt = this.clock.now();
+      this.capacity.attemptTook(result.durationMs);
+      slotFreed = true;
+      const opened = this.queues.finished(job, result.outcome, endedAt);
+      if (opened) this.circuitOpened(opened);
+      if (probe) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
+      const recorded = this.recordHeld(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      this.slotFreed(job); // the next attempt starts now, while this one is being recorded
+      await recorded;
+    } catch (error) {
+      if (!slotFreed) {
+        this.queues.dropped(job);
+        this.slotFreed(job);
+      }
+      this.wakeUps.leaseGivenUp(claim.lockedUntil);
+      this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
+    }
+  }
+
+  /** A slot is free again: start the next queued attempts, and claim more when the outbox has work waiting. */
+  private slotFreed(job: Job): void {
+    this.wakeUps.slotFreed(job.userId);
+    this.pump();
+    void this.wakeUps.wake('room');
+  }
+
+  /**
+   * Signs and sends, as a child span of the event's trace; a target without a usable secret is refused without a
+   * request, never sent unsigned.
+   */
+  private send(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number): Promise<AttemptResult> {
+    if (target.unusableSecret || !target.secret) return Promise.resolve(refusedUnsigned(target.unusableSecret ?? 'no signing secret'));
+    const { url, secret, previousSecret } = target;
+    const { body, type, eventId } = claim;
+    const userAgent = this.settings.userAgent;
+    const span = { url, eventType: type, eventId, deliveryId: claim.id, attempt };
+    return this.tracing.attempt(claim.trace, span, (traceHeaders) =>
+      this.sender.send(buildWebhookRequest({ url, secret, previousSecret, body, type, eventId, attempt, userAgent, nowMs, traceHeaders })),
+    );
+  }
+
+  private async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    let stored: boolean;
+    try {
+      stored = await this.submitRecord(claim, record);
+    } catch (error) {
+      this.wakeUps.leaseGivenUp(claim.lockedUntil); // the delivery is attempted again when its lease ends, by any instance
+      throw error;
+    }
+    if (!stored) {
+      this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
+      return;
+    }
+    const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
+    const { result, status } = record;
+    const { outcome, durationMs, statusCode, error } = result;
+    this.events.emit('attemptRecorded', {
+      deliveryId,
+      eventId,
+      userId,
+      type,
+      attemptNumber: attemptCount + 1,
+      outcome,
+      durationMs,
+      statusCode,
+      status,
+      attemptedAt: record.startedAt,
+      error,
+      circuitOpenUntil: result.circuitOpenUntil ?? null,
+    });
+  }
+
+  /**
+   * Stores the attempt; a failed record (deadlock, lost connection) is retried {@link RECORD_TRIES} times in all, then
+   * given up (the delivery is attempted again once its lease expires). Also when its lease ends meanwhile: a record is
+   * stored only while the claim's lease token still holds, so a late retry is refused once another instance has taken
+   * the delivery, and stored (the attempt not sent again) while none has.
+   */
+  private async submitRecord(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.records.submit({ claim, record });
+      } catch (error) {
+        const wait = RECORD_RETRY_MS * 2 ** retry;
+        if (retry + 1 >= RECORD_TRIES) throw error;
+        this.logger.warn(`Delivery ${claim.id}: attempt not recorded (${(error as Error).message}); retrying in ${wait} ms`);
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  private circuitOpened(opened: OpenedCircuit<Job>): void {
+    const host = hostOf(opened.endpoint);
+    const skipped = this.skip(
+      opened.parked.map((job) => job.claim),
+      opened,
+    );
+    this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${skipped} queued attempts skipped`);
+    this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: skipped });
+    this.wakeUps.probeAt(opened.until);
+  }
+
+  /** Another instance probes the endpoint: this one's probe and the attempts queued behind it are skipped until then. */
+  private probeTakenElsewhere(opened: OpenedCircuit<Job>): void {
+    this.skip(
+      opened.parked.map((job) => job.claim),
+      opened,
+    );
+    this.wakeUps.probeAt(opened.until);
+  }
+
+  /** Tells the other instances when they may probe the endpoint again; a failure here only lets them probe sooner. */
+  private async probeEnded(endpoint: EndpointKey, nextProbeAt: number | null): Promise<void> {
+    try {
+      await this.outbox.probeEnded(endpoint, nextProbeAt);
+    } catch (error) {
+      this.logger.warn(`Host ${hostOf(endpoint)}: the end of its probe was not stored (${(error as Error).message})`);
+    }
+  }
+
+  /**
+   * Attempts that came due while their endpoint's circuit is open: each is recorded as a skipped attempt (outcome
+   * `circuit_open`, no request) that counts as one of the 6, so the delivery keeps to the spec's schedule (next delay,
+   * FAILED after the 6th) instead of waiting in the outbox for as long as the endpoint is dead.
+   */
+  private skip(
+    claims: readonly ClaimedDelivery[],
+    circuit: { endpoint: EndpointKey; userId: number; until: number; reason: string },
+  ): number {
+    if (claims.length === 0) return 0;
+    const now = this.clock.now();
+    const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
+    for (const claim of claims) void this.work.track(this.recordHeld(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
+    this.events.emit('deliveriesParked', { userId: circuit.userId, count: claims.length, until: circuit.until });
+    return claims.length;
+  }
+
+  /**
+   * Records an attempt (made or skipped); its lease is held until the record commits, so it counts against the room from
+   * this call (synchronously, before any await) until then.
+   */
+  private async recordHeld(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    this.capacity.hold(1);
+    try {
+      await this.record(claim, record);
+    } finally {
+      this.capacity.letGo(1);
+      void this.wakeUps.wake('room');
+    }
+  }
+
+  /**
+   * Hands leased deliveries back to the outbox, due, for the next claim (of any instance). They are leased here until
+   * the release completes, so they count against the room until then (from this call, synchronously). A failed release
+   * leaves them leased: a timer claims them when their lease ends, not the minute tick.
+   */
+  async release(claims: readonly ClaimedDelivery[]): Promise<void> {
+    if (claims.length === 0) return;
+    this.capacity.hold(claims.length);
+    try {
+      await this.outbox.release(claims);
+    } catch (error) {
+      this.logger.warn(`${claims.length} deliveries not released (${(error as Error).message}); claimed again when their lease ends`);
+      this.wakeUps.leaseGivenUp(Math.min(...claims.map((claim) => claim.lockedUntil)));
+      return;
+    } finally {
+      this.capacity.letGo(claims.length);
+    }
+    void this.wakeUps.wake('backlog');
+  }
+
+  /** Ends a delivery whose webhook is off; counted against the room until done, claimed again at its lease's end if it fails. */
+  private async cancel(claim: ClaimedDelivery): Promise<void> {
+    let cancelled: boolean;
+    this.capacity.hold(1);
+    try {
+      cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
+    } catch (error) {
+      this.wakeUps.leaseGivenUp(claim.lockedUntil);
+      throw error;
+    } finally {
+      this.capacity.letGo(1);
+      void this.wakeUps.wake('room');
+    }
+    if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });
+  }
+}
+
+/** The host (name and port) of an endpoint key, for logs and events: never the URL's path, which may carry a token. */
+function hostOf(endpoint: EndpointKey): string {
+  return endpoint.slice(endpoint.indexOf(' ') + 1);
+}

@@ -1,0 +1,141 @@
+import type { Clock } from '../../clock/clock';
+import { webhookKey } from '../../preferences/webhook-key';
+import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import type { Targets } from './attempt-runner';
+import type { EngineWork } from './engine-work';
+import { type EndpointKey, type EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
+import type { NewEvent, Placement } from './outbox-store';
+
+/** Deliveries an instance holds in memory per slot (queued or in flight): enough to ride out bursts without claims. */
+export const HELD_PER_SLOT = 16;
+/** Deliveries held per slot of one endpoint: a slow endpoint's queue starts well within a lease (4 × 5 s). */
+export const HELD_PER_ENDPOINT_SLOT = 4;
+/** Weight of the latest attempt in the moving average of attempt durations. */
+const ATTEMPT_MS_WEIGHT = 0.05;
+
+/**
+ * How much this instance can take on: its capacity (the memory bound, and no more than its slots can start within a
+ * lease at the recent attempt duration), the room left once what it holds (queued, in flight, or outside the queues
+ * until its claim, record, release or cancel completes) and what enqueues are placing are counted, and the placement
+ * of new deliveries (leased here when there is room, else due in the outbox), with the reservations that keep
+ * concurrent enqueues from all seeing the same room.
+ */
+export class InstanceCapacity {
+  /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
+  private attemptMs: number;
+  /**
+   * Leases this instance holds outside its queues: being claimed or admitted, attempts being recorded, deliveries being
+   * released or cancelled. Each is still leased here until that call completes, so it counts against the memory bound.
+   */
+  private outside = 0;
+  /** Deliveries being leased by enqueues in progress, per endpoint and in all: counted as held until they are queued. */
+  private readonly placing = new Map<EndpointKey, number>();
+  private placingCount = 0;
+
+  constructor(
+    private readonly queues: EndpointQueues<QueuedAttempt>,
+    private readonly settings: DeliverySettings,
+    private readonly work: EngineWork,
+    private readonly clock: Clock,
+  ) {
+    this.attemptMs = settings.timeoutMs;
+  }
+
+  /** Takes an attempt's duration into the moving average. */
+  attemptTook(durationMs: number): void {
+    this.attemptMs += (durationMs - this.attemptMs) * ATTEMPT_MS_WEIGHT;
+  }
+
+  /**
+   * How many deliveries this instance holds at most now: its memory bound, and no more than its slots can start
+   * before a lease taken now would end, at the recent attempt duration.
+   */
+  capacity(): number {
+    const { concurrency, leaseMs, timeoutMs } = this.settings;
+    const startable = Math.floor((concurrency * (leaseMs - timeoutMs - LEASE_MARGIN_MS)) / Math.max(this.attemptMs, 1));
+    return Math.max(1, Math.min(this.queues.capacity, startable));
+  }
+
+  /**
+   * `count` leases are held outside the queues from now on (a claim, an admission, a record, a release or a cancel in
+   * progress): they count against the room until {@link letGo}. Call it synchronously, before the call that may end
+   * them awaits anything, and let go in the same turn as whoever takes them over counts them.
+   */
+  hold(count: number): void {
+    this.outside += count;
+  }
+
+  letGo(count: number): void {
+    this.outside -= count;
+  }
+
+  /** How many more deliveries this instance takes now. */
+  room(): number {
+    return this.work.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held - this.outside - this.placingCount);
+  }
+
+  /** Whether a claim is worth its query: a batch (or half the capacity) fits. */
+  fitsBatch(): boolean {
+    return this.room() >= Math.min(this.settings.batchSize, this.capacity() / 2);
+  }
+
+  /**
+   * Where each new delivery starts: leased here when its endpoint (or its open circuit, to skip it) and this instance
+   * have room, else due. With a `reservation`, the leased ones count as held until {@link unreserve}.
+   */
+  placements(events: readonly NewEvent[], targets: Targets, now: number, reservation?: Map<EndpointKey, number>): Map<string, Placement> {
+    const placements = new Map<string, Placement>();
+    const adding = new Map<EndpointKey, number>();
+    let room = this.work.delivers ? this.room() : 0;
+    for (const event of events) {
+      const endpoint = endpointKeyOf(event.userId, targets.get(webhookKey(event.userId, event.type))!.url);
+      const placing = (this.placing.get(endpoint) ?? 0) + (adding.get(endpoint) ?? 0);
+      const admission = this.queues.admission(endpoint, now, placing);
+      // An open circuit: the first attempt is due now all the same; admit() records it as skipped (spec schedule kept).
+      if ((admission === 'hold' || typeof admission === 'object') && room > 0) {
+        placements.set(event.id, 'lease');
+        adding.set(endpoint, (adding.get(endpoint) ?? 0) + 1);
+        room--;
+      } else {
+        placements.set(event.id, 'due');
+      }
+    }
+    // Until these leased deliveries are queued, other enqueues must see them: they would all see the same room.
+    if (reservation)
+      for (const [endpoint, count] of adding) {
+        reservation.set(endpoint, count);
+        this.placing.set(endpoint, (this.placing.get(endpoint) ?? 0) + count);
+        this.placingCount += count;
+      }
+    return placements;
+  }
+
+  /**
+   * Keeps a reservation of {@link placements} until its leases end at `until` at the latest: deliveries leased inside
+   * a host's transaction are this instance's from the moment it commits, which may be any time before then, so they
+   * count against the room from the placement on, not only once the commit is seen. The returned function ends the
+   * reservation sooner (the transaction rolled back, or whoever takes the leases over counts them in that turn); calling
+   * it again does nothing.
+   */
+  reserveUntil(reservation: ReadonlyMap<EndpointKey, number>, until: number): () => void {
+    if (reservation.size === 0) return () => undefined;
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      timer.cancel();
+      this.unreserve(reservation);
+    };
+    const timer = this.clock.setTimeout(end, Math.max(0, until - this.clock.now()));
+    return end;
+  }
+
+  unreserve(reservation: ReadonlyMap<EndpointKey, number>): void {
+    for (const [endpoint, count] of reservation) {
+      const left = (this.placing.get(endpoint) ?? 0) - count;
+      if (left > 0) this.placing.set(endpoint, left);
+      else this.placing.delete(endpoint);
+      this.placingCount -= count;
+    }
+  }
+}

@@ -1,0 +1,384 @@
+import type { EventType } from '../../src/notifications/catalog/event-catalog';
+import type { AttemptOutcome } from '../../src/notifications/delivery/http/attempt-result';
+import {
+  type AttemptRecord,
+  type Claimed,
+  type ClaimedDelivery,
+  type ClaimFairness,
+  type Lease,
+  type NewEvent,
+  OutboxStore,
+  type Placement,
+  type PurgedBatch,
+  type QueueDepth,
+  type RecoveryWindow,
+} from '../../src/notifications/delivery/engine/outbox-store';
+import type { TraceContext } from '../../src/notifications/delivery/trace-context/trace-context';
+import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+
+export interface EventRow {
+  readonly id: string;
+  readonly userId: number;
+  readonly type: EventType;
+  readonly body: string;
+  readonly trace?: TraceContext;
+  readonly createdAt: number;
+  wasDelivered: boolean;
+}
+
+export interface DeliveryRow {
+  readonly id: number;
+  readonly eventId: string;
+  readonly userId: number;
+  readonly type: EventType;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: number | null;
+  lockedBy: string | null;
+  lockedUntil: number | null;
+  waitingReason: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  readonly createdAt: number;
+  updatedAt: number;
+}
+
+export interface AttemptRow {
+  readonly id: number;
+  readonly deliveryId: number;
+  readonly attemptNumber: number;
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly outcome: AttemptOutcome;
+  readonly statusCode: number | null;
+}
+
+/**
+ * A host's transaction in the simulation: what a store writes through it applies when it commits, in order, and
+ * vanishes when it rolls back; work deferred until the commit runs after it (the AfterCommit of the SQL world).
+ */
+export class SimTransaction {
+  state: 'open' | 'committed' | 'rolledBack' = 'open';
+  private readonly writes: (() => void)[] = [];
+  private readonly afterCommit: (() => void)[] = [];
+  private readonly afterRollback: (() => void)[] = [];
+
+  constructor(readonly name: string) {}
+
+  /** A write of this transaction (run on commit). */
+  write(apply: () => void): void {
+    if (this.state !== 'open') throw new Error(`transaction ${this.name} is ${this.state}`);
+    this.writes.push(apply);
+  }
+
+  /**
+   * Work that starts once this transaction has committed (in a later turn of the event loop, as AfterCommit does), and
+   * what starts instead when it rolls back.
+   */
+  defer(work: () => void, rolledBack?: () => void): void {
+    this.afterCommit.push(work);
+    if (rolledBack) this.afterRollback.push(rolledBack);
+  }
+
+  commit(): void {
+    if (this.state !== 'open') throw new Error(`transaction ${this.name} is ${this.state}`);
+    this.state = 'committed';
+    for (const apply of this.writes.splice(0)) apply();
+    this.afterRollback.length = 0;
+    for (const work of this.afterCommit.splice(0)) setImmediate(work);
+  }
+
+  rollback(): void {
+    if (this.state !== 'open') throw new Error(`transaction ${this.name} is ${this.state}`);
+    this.state = 'rolledBack';
+    this.writes.length = 0;
+    this.afterCommit.length = 0;
+    for (const work of this.afterRollback.splice(0)) setImmediate(work);
+  }
+}
+
+const CLAIM_SCAN_FACTOR = 4;
+
+/**
+ * The outbox in memory, with the SQL store's semantics (test/outbox-store-conformance.e2e-spec.ts holds both to the
+ * same cases): leases by token, claims of due free rows oldest first with the per-user share, park, records kept only
+ * under the claim's lease token, purge, recovery. Every call is atomic: nothing else runs in between.
+ */
+export class InMemoryOutboxStore extends OutboxStore {
+  readonly events = new Map<string, EventRow>();
+  readonly deliveries = new Map<number, DeliveryRow>();
+  /** Endpoint key → no other probe before this time (webhook_endpoint_probes). */
+  readonly probes = new Map<string, number>();
+  readonly attempts: AttemptRow[] = [];
+  private nextDeliveryId = 1;
+  private nextAttemptId = 1;
+
+  enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
+    if (events.length === 0) return Promise.resolve([]);
+    this.insertEvents(events, placeOf, lease);
+    return Promise.resolve(this.claimedBy(lease));
+  }
+
+  enqueueWithin(transaction: unknown, events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<void> {
+    if (!(transaction instanceof SimTransaction)) throw new TypeError('InMemoryOutboxStore.enqueueWithin takes a SimTransaction');
+    if (events.length > 0) {
+      const placements = events.map((event) => placeOf(event));
+      transaction.write(() => this.insertEvents(events, (event) => placements[events.indexOf(event)], lease));
+    }
+    return Promise.resolve();
+  }
+
+  leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
+    return Promise.resolve(this.claimedBy(lease));
+  }
+
+  anyDue(now: number): Promise<boolean> {
+    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now)));
+  }
+
+  nextLeaseExpiry(now: number): Promise<number | null> {
+    const running = [...this.deliveries.values()]
+      .filter((row) => row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
+      .map((row) => row.lockedUntil!);
+    return Promise.resolve(running.length === 0 ? null : Math.min(...running));
+  }
+
+  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+    const latest = new Map<string, number>();
+    const delivered = new Set<string>();
+    for (const row of this.deliveries.values()) {
+      latest.set(row.eventId, Math.max(latest.get(row.eventId) ?? 0, row.id));
+      if (row.status === DeliveryStatus.DELIVERED || this.events.get(row.eventId)?.wasDelivered) delivered.add(row.eventId);
+    }
+    const failed = [...this.deliveries.values()]
+      .filter(
+        (row) =>
+          row.userId === window.userId &&
+          row.status === DeliveryStatus.FAILED &&
+          row.updatedAt >= window.since &&
+          row.updatedAt <= window.until &&
+          latest.get(row.eventId) === row.id &&
+          !delivered.has(row.eventId) &&
+          (!window.type || row.type === window.type),
+      )
+      .sort((a, b) => a.updatedAt - b.updatedAt || a.id - b.id)
+      .slice(0, limit);
+    failed.forEach((row, index) => this.insertDelivery(row, placeOf(index), lease));
+    return Promise.resolve(failed.length);
+  }
+
+  enqueueAgain(
+    event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>,
+    placement: Placement,
+    lease: Lease,
+  ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null> {
+    if (!this.events.has(event.id)) return Promise.resolve(null); // the foreign key refuses it
+    const running = this.pendingOf(event.id);
+    if (running) return Promise.resolve({ running: running.id });
+    const id = this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placement, lease);
+    if (placement !== 'lease') return Promise.resolve({ queued: id });
+    return Promise.resolve(this.claimedBy(lease)[0] ?? null);
+  }
+
+  claimDue(limit: number, lease: Lease, fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() }): Promise<Claimed> {
+    const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
+    const scanLimit = limit * CLAIM_SCAN_FACTOR;
+    const rows = [...this.deliveries.values()]
+      .filter((row) => isDue(row, lease.now) && !excluded.includes(row.userId))
+      .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id)
+      .slice(0, scanLimit);
+    const taken = new Map<number, number>();
+    const ids: number[] = [];
+    for (const row of rows) {
+      const count = taken.get(row.userId) ?? 0;
+      if (count >= fairness.perUser - (fairness.heldByUser.get(row.userId) ?? 0)) continue;
+      taken.set(row.userId, count + 1);
+      ids.push(row.id);
+      if (ids.length === limit) break;
+    }
+    const exhausted = rows.length < scanLimit && ids.length === rows.length;
+    for (const id of ids) {
+      const row = this.deliveries.get(id)!;
+      row.lockedBy = lease.token;
+      row.lockedUntil = lease.until;
+    }
+    return Promise.resolve({ claims: ids.length === 0 ? [] : this.claimedBy(lease), exhausted, excluded });
+  }
+
+  recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
+    const stored = attempts.map(({ claim }) => this.deliveries.get(claim.id)?.lockedBy === claim.lockToken);
+    const updated = new Set<number>();
+    attempts.forEach(({ claim, record }, index) => {
+      if (!stored[index]) return;
+      const row = this.deliveries.get(claim.id)!;
+      const { result } = record;
+      if (!updated.has(row.id)) {
+        updated.add(row.id);
+        Object.assign(row, {
+          status: record.status,
+          nextAttemptAt: record.nextAttemptAt,
+          lastStatusCode: result.statusCode,
+          lastError: truncate(result.error, 512),
+          updatedAt: record.startedAt + result.durationMs,
+          attemptCount: row.attemptCount + 1,
+          lockedBy: null,
+          lockedUntil: null,
+          waitingReason: null,
+        });
+      }
+      this.attempts.push({
+        id: this.nextAttemptId++,
+        deliveryId: claim.id,
+        attemptNumber: claim.attemptCount + 1,
+        startedAt: record.startedAt,
+        durationMs: result.durationMs,
+        outcome: result.outcome,
+        statusCode: result.statusCode,
+      });
+    });
+    return Promise.resolve(stored);
+  }
+
+  release(claims: readonly ClaimedDelivery[]): Promise<void> {
+    for (const claim of claims) {
+      const row = this.deliveries.get(claim.id);
+      if (row && row.lockedBy === claim.lockToken) Object.assign(row, { lockedBy: null, lockedUntil: null });
+    }
+    return Promise.resolve();
+  }
+
+  cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
+    const row = this.deliveries.get(claim.id);
+    if (!row || row.lockedBy !== claim.lockToken) return Promise.resolve(false);
+    Object.assign(row, {
+      status: DeliveryStatus.CANCELLED,
+      nextAttemptAt: null,
+      lockedBy: null,
+      lockedUntil: null,
+      lastError: reason,
+      updatedAt: now,
+    });
+    return Promise.resolve(true);
+  }
+
+  claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
+    const held = this.probes.get(endpoint);
+    if (held !== undefined && held > now) return Promise.resolve(held);
+    this.probes.set(endpoint, until);
+    return Promise.resolve(null);
+  }
+
+  probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
+    if (nextProbeAt === null) this.probes.delete(endpoint);
+    else if (this.probes.has(endpoint)) this.probes.set(endpoint, nextProbeAt);
+    return Promise.resolve();
+  }
+
+  queueDepth(now: number, cap: number): Promise<QueueDepth> {
+    let due = 0;
+    let inFlight = 0;
+    let failed = 0;
+    for (const row of this.deliveries.values()) {
+      if (isDue(row, now)) due++;
+      if (row.lockedBy !== null && row.lockedUntil! >= now && row.status === DeliveryStatus.PENDING) inFlight++;
+      if (row.status === DeliveryStatus.FAILED) failed++;
+    }
+    return Promise.resolve({ due: Math.min(due, cap), inFlight: Math.min(inFlight, cap), failed: Math.min(failed, cap) });
+  }
+
+  purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
+    const rows = [...this.deliveries.values()].filter((row) => row.status === status && row.updatedAt < before).slice(0, limit);
+    if (rows.length === 0) return Promise.resolve({ matched: 0, deliveries: 0, attempts: 0, events: 0 });
+    const ids = new Set(rows.map((row) => row.id));
+    if (status === DeliveryStatus.DELIVERED) for (const row of rows) this.events.get(row.eventId)!.wasDelivered = true;
+    const before_ = this.attempts.length;
+    const kept = this.attempts.filter((attempt) => !ids.has(attempt.deliveryId));
+    this.attempts.splice(0, this.attempts.length, ...kept);
+    for (const id of ids) this.deliveries.delete(id);
+    const referenced = new Set([...this.deliveries.values()].map((row) => row.eventId));
+    let events = 0;
+    for (const eventId of new Set(rows.map((row) => row.eventId))) {
+      if (!referenced.has(eventId) && this.events.delete(eventId)) events++;
+    }
+    return Promise.resolve({ matched: rows.length, deliveries: ids.size, attempts: before_ - kept.length, events });
+  }
+
+  private insertEvents(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): void {
+    const duplicate = events.find((event, index) => this.events.has(event.id) || events.findIndex((e) => e.id === event.id) !== index);
+    if (duplicate) throw new Error(`Duplicate entry '${duplicate.id}' for key 'PRIMARY'`);
+    for (const event of events) {
+      this.events.set(event.id, {
+        id: event.id,
+        userId: event.userId,
+        type: event.type,
+        body: event.body,
+        trace: event.trace,
+        createdAt: lease.now,
+        wasDelivered: false,
+      });
+    }
+    for (const event of events) this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placeOf(event), lease);
+  }
+
+  private pendingOf(eventId: string): DeliveryRow | undefined {
+    return [...this.deliveries.values()].find((row) => row.eventId === eventId && row.status === DeliveryStatus.PENDING);
+  }
+
+  /** A new delivery; like the unique index of the SQL stores, never a second PENDING one of an event. */
+  private insertDelivery(event: { eventId: string; userId: number; type: EventType }, placement: Placement, lease: Lease): number {
+    if (this.pendingOf(event.eventId)) throw new Error(`Duplicate entry '${event.eventId}' for key 'ux_webhook_deliveries_pending_event'`);
+    const leased = placement === 'lease';
+    const parked = typeof placement === 'object' ? placement : null;
+    const id = this.nextDeliveryId++;
+    this.deliveries.set(id, {
+      id,
+      eventId: event.eventId,
+      userId: event.userId,
+      type: event.type,
+      status: DeliveryStatus.PENDING,
+      attemptCount: 0,
+      nextAttemptAt: parked?.parkUntil ?? lease.now,
+      lockedBy: leased ? lease.token : null,
+      lockedUntil: leased ? lease.until : null,
+      waitingReason: parked?.reason ?? null,
+      lastStatusCode: null,
+      lastError: null,
+      createdAt: lease.now,
+      updatedAt: lease.now,
+    });
+    return id;
+  }
+
+  private claimedBy(lease: Lease): ClaimedDelivery[] {
+    const claims: ClaimedDelivery[] = [];
+    for (const row of this.deliveries.values()) {
+      const event = this.events.get(row.eventId);
+      if (row.lockedBy !== lease.token || !event) continue;
+      claims.push({
+        id: row.id,
+        eventId: row.eventId,
+        userId: row.userId,
+        type: row.type,
+        attemptCount: row.attemptCount,
+        body: event.body,
+        trace: event.trace,
+        lockedUntil: lease.until,
+        lockToken: lease.token,
+      });
+    }
+    return claims;
+  }
+}
+
+function isFree(row: DeliveryRow, now: number): boolean {
+  return row.lockedUntil === null || row.lockedUntil < now;
+}
+
+function isDue(row: DeliveryRow, now: number): boolean {
+  return row.status === DeliveryStatus.PENDING && row.nextAttemptAt !== null && row.nextAttemptAt <= now && isFree(row, now);
+}
+
+function truncate(text: string | null, max: number): string | null {
+  return text !== null && text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

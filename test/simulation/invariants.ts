@@ -1,0 +1,32 @@
+/** What the simulation checks after every step; each can be turned off (`--skip=name`) or run alone (`--invariants=name`). */
+export const INVARIANTS = {
+  'no-lost-event': 'an acknowledged event keeps its deliveries until retention purges them, finished',
+  'one-pending-delivery': 'at most one PENDING delivery per event',
+  'attempt-numbers': 'attempts are numbered 1..6 and follow the recorded count',
+  'no-duplicate-send':
+    'each attempt number of a delivery is sent once; a repeat only after its sender crashed, or a database outage (20 s or more) or a record slower than its budget (RECORD_BUDGET_MS) cost its lease',
+  'retry-delays':
+    'attempt n+1 starts no earlier than the spec delay (1 m, 5 m, 15 m, 1 h, 4 h) after attempt n ended, less the clock skew tolerated between instances (MAX_CLOCK_SKEW_MS)',
+  'final-within-schedule':
+    'every delivery is DELIVERED, FAILED or CANCELLED within the schedule span (plus the minute tick and a lease per attempt)',
+  'commit-before-send': 'nothing is sent before its host transaction committed, or after it rolled back',
+  'no-request-for-delivered': 'no request for a delivery recorded DELIVERED, nor for an event delivered since its last explicit redelivery',
+  'bounded-memory': 'an instance holds at most its capacity of unexpired leases (queued, in flight or being recorded)',
+  'endpoint-cap': 'in flight per instance: at most perEndpointConcurrency per endpoint and concurrency in all',
+  'one-probe':
+    'a request sent while its instance holds the endpoint circuit half-open (the probe) never overlaps another probe to that endpoint, all instances together',
+  'prompt-pickup':
+    'an expired lease or a parked delivery whose time came is claimed within a few seconds while an instance that looks for it (a worker, the holder or watcher of the lease, the recovering process, one that claimed since) has room',
+  'no-livelock': 'the engine comes to rest after every step (no endless loop of claims or records)',
+  'no-unhandled-rejection': 'no promise of the engine rejects unhandled (in a service, that ends the process)',
+} as const;
+
+export type InvariantName = keyof typeof INVARIANTS;
+export const INVARIANT_NAMES = Object.keys(INVARIANTS) as InvariantName[];
+
+/**
+ * Invariants the engine on main is known to break (issue 21), tolerated in CI's seed set so `npm test` stays green:
+ * a violation of one of these is counted and reported, not thrown. Remove an entry as its fix lands; the simulation
+ * then fails on any seed that still breaks it. `npm run test:simulation -- --strict` tolerates none of them.
+ */
+export const KNOWN_VIOLATIONS: readonly { readonly invariant: InvariantName; readonly issue: string }[] = [];

@@ -1,0 +1,119 @@
+import { Clock, type ClockTimer } from '../../src/notifications/clock/clock';
+
+interface Scheduled {
+  readonly at: number;
+  readonly seq: number;
+  readonly run: () => void;
+  cancelled: boolean;
+}
+
+/**
+ * Simulated time: one timeline for the whole simulation, a queue of what is due when (timers, answers, slow database
+ * calls), run strictly in order of time, then of scheduling. Nothing runs until the simulator advances it.
+ */
+export class SimTime {
+  private queue: Scheduled[] = [];
+  private seq = 0;
+
+  constructor(public now: number) {}
+
+  schedule(at: number, run: () => void): ClockTimer {
+    const entry: Scheduled = { at: Math.max(at, this.now), seq: this.seq++, run, cancelled: false };
+    // Binary search for the insertion point: by time, then by scheduling order.
+    let low = 0;
+    let high = this.queue.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      const other = this.queue[mid];
+      if (other.at < entry.at || (other.at === entry.at && other.seq < entry.seq)) low = mid + 1;
+      else high = mid;
+    }
+    this.queue.splice(low, 0, entry);
+    return {
+      cancel: () => {
+        entry.cancelled = true;
+      },
+    };
+  }
+
+  /** When the next scheduled work is due, or null. */
+  nextAt(): number | null {
+    while (this.queue.length > 0 && this.queue[0].cancelled) this.queue.shift();
+    return this.queue.length > 0 ? this.queue[0].at : null;
+  }
+
+  /** Runs the earliest work due at or before `limit` (moving the time to it); false when there is none. */
+  runNext(limit: number): boolean {
+    const at = this.nextAt();
+    if (at === null || at > limit) return false;
+    const entry = this.queue.shift()!;
+    this.now = entry.at;
+    entry.run();
+    return true;
+  }
+
+  get pending(): number {
+    return this.queue.filter((entry) => !entry.cancelled).length;
+  }
+}
+
+/**
+ * One instance's clock: the simulated time plus its skew (a clock running ahead or behind), and timers on the shared
+ * timeline. Halting it (the instance crashed) cancels every timer it started.
+ */
+export class SimClock extends Clock {
+  private readonly timers = new Set<ClockTimer>();
+  private halted = false;
+
+  constructor(
+    private readonly time: SimTime,
+    public skewMs: number,
+  ) {
+    super();
+  }
+
+  now(): number {
+    return this.time.now + this.skewMs;
+  }
+
+  override setTimeout(run: () => void, ms: number): ClockTimer {
+    if (this.halted) return { cancel: () => undefined };
+    const timer = this.time.schedule(this.time.now + Math.max(0, ms), () => {
+      this.timers.delete(timer);
+      run();
+    });
+    this.timers.add(timer);
+    return {
+      cancel: () => {
+        timer.cancel();
+        this.timers.delete(timer);
+      },
+    };
+  }
+
+  override setInterval(run: () => void, ms: number): ClockTimer {
+    let current: ClockTimer | null = null;
+    let cancelled = false;
+    const arm = () => {
+      current = this.setTimeout(() => {
+        if (cancelled) return;
+        arm();
+        run();
+      }, ms);
+    };
+    arm();
+    return {
+      cancel: () => {
+        cancelled = true;
+        current?.cancel();
+      },
+    };
+  }
+
+  /** The instance is gone: none of its timers fires again. */
+  halt(): void {
+    this.halted = true;
+    for (const timer of this.timers) timer.cancel();
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,1369 @@
+import { Logger, type LoggerService } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
+import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events';
+import {
+  MAX_CLOCK_SKEW_MS,
+  RECORD_BUDGET_MS,
+  type DeliverySettings,
+  type ProcessRole,
+} from '../../src/notifications/delivery/delivery-settings';
+import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit';
+import type { Job } from '../../src/notifications/delivery/engine/attempt-runner';
+import { type EndpointQueues, endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
+import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
+import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine';
+import {
+  type AttemptRecord,
+  type Claimed,
+  type ClaimedDelivery,
+  type ClaimFairness,
+  type Lease,
+  type NewEvent,
+  OutboxStore,
+  type Placement,
+  type PurgedBatch,
+  type QueueDepth,
+  type RecoveryWindow,
+} from '../../src/notifications/delivery/engine/outbox-store';
+import type { AttemptResult, WebhookRequest } from '../../src/notifications/delivery/http/attempt-result';
+import type { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
+import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
+import { webhookKey } from '../../src/notifications/preferences/webhook-key';
+import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler';
+import { type DeliveryRow, InMemoryOutboxStore, SimTransaction } from './in-memory-outbox-store';
+import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
+import { Prng } from './prng';
+import { SimClock, SimTime } from './sim-time';
+
+export interface SimOptions {
+  readonly seed: number;
+  /** Random steps before the quiet phase (no new work; time runs until every delivery is final). */
+  readonly steps: number;
+  /** The invariants checked (all unless told). */
+  readonly invariants?: ReadonlySet<InvariantName>;
+  /** Invariants whose violations are counted and reported instead of thrown (KNOWN_VIOLATIONS unless --strict). */
+  readonly tolerated?: ReadonlySet<InvariantName>;
+  /** Every trace line as it happens (replay). */
+  readonly verbose?: (line: string) => void;
+  /** How to replay this run, printed with a failure. */
+  readonly replay?: (seed: number) => string;
+}
+
+export interface ToleratedViolation {
+  readonly invariant: InvariantName;
+  readonly step: number;
+  readonly message: string;
+  /** Distinct deliveries, events or requests that broke it in this run. */
+  count: number;
+}
+
+export interface SimResult {
+  readonly seed: number;
+  readonly steps: number;
+  readonly simulatedMs: number;
+  readonly events: number;
+  readonly requests: number;
+  /** Repeated sends of an attempt excused by a crash or a database stall (at-least-once delivery). */
+  readonly excusedDuplicates: number;
+  readonly tolerated: ReadonlyMap<InvariantName, ToleratedViolation>;
+}
+
+/** A violated invariant: the seed, the step and the trace leading to it, and how to replay it. */
+export class SimulationFailure extends Error {
+  constructor(
+    readonly invariant: InvariantName,
+    readonly seed: number,
+    readonly step: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const START = Date.UTC(2030, 0, 1);
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const TIMEOUT_MS = 5_000;
+const LEASE_MS = 60_000;
+/** The engine holds at most concurrency × this many deliveries (HELD_PER_SLOT in instance-capacity.ts). */
+const HELD_PER_SLOT = 16;
+/** A user's share of an instance: perEndpointConcurrency × this (HELD_PER_ENDPOINT_SLOT in instance-capacity.ts). */
+const HELD_PER_ENDPOINT_SLOT = 4;
+/** What a retry cycle may take: the spec's delays, each attempt's deadline, and per attempt the minute tick and a lease. */
+const SCHEDULE_MS = RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0) + MAX_ATTEMPTS * TIMEOUT_MS;
+const SCHEDULE_SLACK_MS = MAX_ATTEMPTS * (MINUTE + 5 * SECOND) + 2 * LEASE_MS + 2 * MINUTE;
+/** Retention in the simulation (the service's is 30 and 90 days): short, so purges meet live deliveries. */
+const RETENTION_MS: Record<'DELIVERED' | 'FAILED' | 'CANCELLED', number> = {
+  DELIVERED: 15 * MINUTE,
+  CANCELLED: 15 * MINUTE,
+  FAILED: 90 * MINUTE,
+};
+const TRACE_STEPS = 30;
+/** A database call this slow is an outage: a delivery whose record it held up may be sent twice (excused, counted). */
+const OUTAGE_MS = 20 * SECOND;
+/** How the error of an attempt skipped for an open circuit starts (engine/attempt-record.ts, skippedForOpenCircuit). */
+const SKIPPED_FOR_OPEN_CIRCUIT = 'circuit open for ';
+const SETTLE_TURNS_MAX = 20_000;
+
+type Mode = 'up' | 'slow' | 'flaky' | 'error' | 'timeout' | 'hang' | 'refused';
+
+interface SimEvent {
+  readonly id: string;
+  readonly userId: number;
+  readonly type: EventType;
+  readonly tx: SimTransaction | null;
+  acked: boolean;
+  /** When a DELIVERED record of one of its deliveries committed. */
+  deliveredAt: number | null;
+  purged: boolean;
+}
+
+interface StoreFault {
+  readonly latencyMs: number;
+  readonly fail: boolean;
+  /** An outage: a stall of {@link OUTAGE_MS} or more. */
+  readonly stalled: boolean;
+}
+
+interface SendRecord {
+  readonly instance: Instance;
+  readonly deliveryId: number;
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly endpoint: string;
+  readonly startedAt: number;
+  completedAt: number | null;
+  record: 'none' | 'pending' | 'stored' | 'lost-lease' | 'failed';
+  /**
+   * Its record was held up past the budget its lease leaves room for: by a database outage (a stall of
+   * {@link OUTAGE_MS} or more), or a record call slower than RECORD_BUDGET_MS. No lease margin covers that.
+   */
+  stalled: boolean;
+  /** Sent while the sending instance's circuit of the endpoint was half-open: the request probes the endpoint. */
+  readonly probe: boolean;
+}
+
+type Origin = 'publish' | 'redelivery' | 'recovery';
+
+interface DeliveryTrack {
+  readonly id: number;
+  readonly eventId: string;
+  readonly deadline: number;
+  readonly haltedAtCreation: number;
+  /** When the row became visible (its host transaction committed). */
+  readonly visibleAt: number;
+  /** What created it. */
+  readonly origin: Origin;
+  /** The instance whose call created it (undefined when a host transaction's commit made it visible). */
+  readonly by: Instance | undefined;
+  readonly sends: Map<number, SendRecord[]>;
+  /** When each recorded attempt's answer came (global time). */
+  readonly recordedEnd: Map<number, number>;
+  /** Seen parked by an open circuit at some point. */
+  parked: boolean;
+  /** Since when (global time) it has been claimable, an expired lease or due after parking, while some instance had room for it. */
+  roomSince: number | null;
+}
+
+interface Instance {
+  readonly slot: number;
+  readonly name: string;
+  readonly role: ProcessRole;
+  readonly clock: SimClock;
+  readonly engine: OutboxEngine;
+  readonly scheduler: DeliveryScheduler;
+  readonly settings: DeliverySettings;
+  alive: boolean;
+  /** When it started (global time). */
+  readonly startedAt: number;
+  /** The latest claim per `eventId#attemptNumber`, to know which delivery a request is for. */
+  /** Claims not sent yet per `eventId#attemptNumber`, to know which delivery a request is for (the request names the event). */
+  readonly claims: Map<string, ClaimedDelivery[]>;
+  readonly inFlight: Map<string, number>;
+  inFlightTotal: number;
+  /** Until when (global time) a database outage holds up one of its calls, records queued behind it included. */
+  outageUntil: number;
+  /** Until when (global time) a stalled database call (over a second: a slow database or an outage) holds up one of its calls. */
+  stalledUntil: number;
+  /** When (global time) its latest read of the running leases' ends (`nextLeaseExpiry`, an `all` process) applied. */
+  leasesReadAt: number;
+  /** The leases that read saw running (its timers then watch each of them end, the earliest first). */
+  leasesSeen: ReadonlySet<string>;
+  /** When (global time) its latest claim that applied was made (what was due then, it took, room and shares allowing). */
+  claimedAt: number;
+}
+
+interface HostTransaction {
+  readonly tx: SimTransaction;
+  readonly instance: Instance;
+  readonly events: SimEvent[];
+  ready: boolean;
+}
+
+const realSetImmediate = globalThis.setImmediate;
+let pendingImmediates = 0;
+function countedSetImmediate(run: (...args: unknown[]) => void, ...args: unknown[]): NodeJS.Immediate {
+  pendingImmediates++;
+  return realSetImmediate(() => {
+    pendingImmediates--;
+    run(...args);
+  });
+}
+
+/** The engine's log lines go to the trace (the world of the run in progress). */
+let logSink: ((line: string) => void) | null = null;
+const traceLogger: LoggerService = {
+  log: () => undefined,
+  debug: () => undefined,
+  verbose: () => undefined,
+  warn: (message: unknown) => logSink?.(`  log warn: ${String(message)}`),
+  error: (message: unknown) => logSink?.(`  log error: ${String(message)}`),
+};
+
+/** Runs one seed: random steps, then a quiet phase until every delivery is final; throws SimulationFailure on a violation. */
+export async function runSeed(options: SimOptions): Promise<SimResult> {
+  const world = new World(options);
+  const previousLogger = (Logger as unknown as { staticInstanceRef?: LoggerService }).staticInstanceRef;
+  Logger.overrideLogger(traceLogger);
+  // Counted, so that the simulation knows when the engines are at rest (GroupCommit and AfterCommit use it).
+  globalThis.setImmediate = countedSetImmediate as typeof setImmediate;
+  logSink = (line) => world.trace(line);
+  const unhandled = (reason: unknown) => world.violate('no-unhandled-rejection', 'unhandled', `unhandled rejection: ${String(reason)}`);
+  process.on('unhandledRejection', unhandled);
+  try {
+    return await world.run();
+  } finally {
+    process.off('unhandledRejection', unhandled);
+    globalThis.setImmediate = realSetImmediate;
+    Logger.overrideLogger(previousLogger ?? false);
+    logSink = null;
+  }
+}
+
+class World {
+  readonly time = new SimTime(START);
+  readonly store = new InMemoryOutboxStore();
+  private readonly random: Prng;
+  private readonly enabled: ReadonlySet<InvariantName>;
+  private readonly tolerated: ReadonlySet<InvariantName>;
+  private readonly toleratedSeen = new Map<InvariantName, ToleratedViolation>();
+  private readonly toleratedKeys = new Set<string>();
+  private readonly lines: { step: number; text: string }[] = [];
+  step = 0;
+  /** Writes and requests so far: the invariants over the tables are checked again when it moved (or 5 s passed). */
+  activity = 0;
+  private checked = { activity: -1, at: 0 };
+  /** Who took each lease (tokens are random: they never decide anything, only name the holder). */
+  readonly tokenOwner = new Map<string, Instance>();
+  /** The first violation not tolerated: thrown once the engines are at rest (never into the engine's own calls). */
+  private failure: Error | null = null;
+
+  private readonly instances: Instance[] = [];
+  private generation = 0;
+  private readonly settings: DeliverySettings;
+  private readonly roles: ProcessRole[];
+  private readonly maxSkewMs: number;
+  private readonly faults: { latency: number; stall: number; fail: number; prefsFail: number };
+
+  private readonly users: number[];
+  private readonly types: readonly EventType[];
+  /** Per `userId/type`: the URL and whether WEBHOOK is on. */
+  private readonly webhooks = new Map<string, { userId: number; type: EventType; url: string; enabled: boolean }>();
+  private readonly modes = new Map<string, Mode>();
+
+  readonly events = new Map<string, SimEvent>();
+  private readonly transactions: HostTransaction[] = [];
+  private readonly tracks = new Map<number, DeliveryTrack>();
+  private seenDeliveryId = 0;
+  private readonly sendsByClaim = new Map<string, SendRecord>();
+  private readonly inFlightByEndpoint = new Map<string, SendRecord[]>();
+  /**
+   * Time no instance could deliver: none alive in a delivering role, or every one held up by a database outage. The
+   * schedule's deadlines move by it.
+   */
+  private haltedMs = 0;
+  private requests = 0;
+  private excusedDuplicates = 0;
+  private nextEvent = 1;
+  private nextTx = 1;
+
+  constructor(private readonly options: SimOptions) {
+    this.random = new Prng(options.seed);
+    this.enabled = options.invariants ?? new Set(INVARIANT_NAMES);
+    this.tolerated = options.tolerated ?? new Set();
+    const r = this.random;
+    const concurrency = r.int(2, 6);
+    this.settings = {
+      concurrency,
+      perEndpointConcurrency: r.int(1, 3),
+      circuitBreaker: { failuresToOpen: r.int(2, 5), coolDownMs: 30 * SECOND },
+      batchSize: r.int(2, 10),
+      leaseMs: LEASE_MS,
+      timeoutMs: TIMEOUT_MS,
+      shutdownGraceMs: 10 * SECOND,
+      userAgent: 'simulation',
+      role: 'all',
+    };
+    const count = r.int(2, 4);
+    this.roles = Array.from({ length: count }, (_, i) => (i === 0 ? 'all' : r.weighted({ all: 6, worker: 2, api: 1 })));
+    this.maxSkewMs = r.chance(0.3) ? 2 * SECOND : 0;
+    this.faults = {
+      latency: r.pick([0, 0.1, 0.3]),
+      stall: r.pick([0, 0, 0.005, 0.02, 0.1]),
+      fail: r.pick([0, 0, 0.005, 0.02]),
+      prefsFail: r.pick([0, 0.01]),
+    };
+    this.users = Array.from({ length: r.int(2, 4) }, (_, i) => i + 1);
+    this.types = WEBHOOK_EVENT_TYPES.slice(0, 3);
+    for (const userId of this.users) {
+      for (const host of ['a', 'b']) this.modes.set(`u${userId}-${host}.example`, r.chance(0.8) ? 'up' : this.randomMode());
+      for (const type of this.types) {
+        const host = `u${userId}-${r.pick(['a', 'b'])}.example`;
+        this.webhooks.set(webhookKey(userId, type), { userId, type, url: `https://${host}/hooks/${type}`, enabled: r.chance(0.9) });
+      }
+    }
+  }
+
+  async run(): Promise<SimResult> {
+    const s = this.settings;
+    this.trace(
+      `seed ${this.options.seed}: ${this.roles.length} instances (${this.roles.join(', ')}), concurrency ${s.concurrency}, ` +
+        `per endpoint ${s.perEndpointConcurrency}, batch ${s.batchSize}, circuit after ${s.circuitBreaker.failuresToOpen}, ` +
+        `skew up to ${this.maxSkewMs} ms, faults ${JSON.stringify(this.faults)}, users ${this.users.length}`,
+    );
+    this.roles.forEach((role, slot) => this.start(slot, role));
+    await this.settle();
+    for (this.step = 1; this.step <= this.options.steps; this.step++) {
+      await this.randomStep();
+      await this.settle();
+      this.check();
+    }
+    await this.quiesce();
+    this.check();
+    return {
+      seed: this.options.seed,
+      steps: this.step,
+      simulatedMs: this.time.now - START,
+      events: this.events.size,
+      requests: this.requests,
+      excusedDuplicates: this.excusedDuplicates,
+      tolerated: this.toleratedSeen,
+    };
+  }
+
+  // ---- the steps ---------------------------------------------------------------------------------------------------
+
+  private async randomStep(): Promise<void> {
+    const r = this.random;
+    const alive = this.instances.filter((instance) => instance.alive);
+    const dead = this.roles.map((_, slot) => slot).filter((slot) => !this.instances.some((i) => i.slot === slot && i.alive));
+    const ready = this.transactions.filter((t) => t.ready && t.tx.state === 'open');
+    const step = r.weighted({
+      publish: alive.length > 0 ? 12 : 0,
+      burst: alive.length > 0 ? 1 : 0,
+      publishWithin: alive.length > 0 ? 6 : 0,
+      commit: ready.length > 0 ? 7 : 0,
+      rollback: ready.length > 0 ? 2 : 0,
+      advance: 35,
+      redeliver: alive.length > 0 && this.store.deliveries.size > 0 ? 3 : 0,
+      recover: alive.length > 0 ? 1.5 : 0,
+      purge: alive.length > 0 ? 3 : 0,
+      tick: alive.length > 0 ? 2 : 0,
+      crash: alive.length > 0 ? 1.2 : 0,
+      restart: dead.length > 0 ? 4 : 0,
+      toggle: 1,
+      endpoint: 3,
+      skew: this.maxSkewMs > 0 ? 1 : 0,
+    });
+    switch (step) {
+      case 'publish':
+        return this.publish(r.pick(alive));
+      case 'burst':
+        return this.publish(r.pick(alive), r.int(10, 40));
+      case 'publishWithin':
+        return this.publishWithin(r.pick(alive));
+      case 'commit': {
+        const t = r.pick(ready);
+        t.tx.commit();
+        this.activity++;
+        for (const event of t.events) event.acked = true;
+        this.trace(`commit ${t.tx.name} on ${t.instance.name}: ${t.events.map((e) => e.id).join(' ')} acknowledged`);
+        this.observeStore();
+        return;
+      }
+      case 'rollback': {
+        const t = r.pick(ready);
+        t.tx.rollback();
+        this.trace(`rollback ${t.tx.name} on ${t.instance.name}: ${t.events.map((e) => e.id).join(' ')}`);
+        return;
+      }
+      case 'advance': {
+        const span = r.weighted({ short: 40, seconds: 30, minute: 20, long: 10, hours: 3 });
+        const ms = {
+          short: r.int(0, SECOND),
+          seconds: r.int(SECOND, 10 * SECOND),
+          minute: r.int(10 * SECOND, 70 * SECOND),
+          long: r.int(MINUTE, 30 * MINUTE),
+          hours: r.int(30 * MINUTE, 3 * HOUR),
+        }[span];
+        this.trace(`advance ${formatMs(ms)}`);
+        return this.advanceTo(this.time.now + ms);
+      }
+      case 'redeliver':
+        return this.redeliver(r.pick(alive));
+      case 'recover': {
+        const instance = r.pick(alive);
+        const userId = r.pick(this.users);
+        const now = instance.clock.now();
+        this.trace(`recover user ${userId} on ${instance.name}`);
+        void instance.engine.recover({ userId, since: now - 24 * HOUR, until: now }).then(
+          ({ queued }) => this.trace(`  recover user ${userId}: ${queued} queued`),
+          (error: Error) => this.trace(`  recover user ${userId} failed: ${error.message}`),
+        );
+        return;
+      }
+      case 'purge': {
+        const instance = r.pick(alive);
+        const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const);
+        this.trace(`purge ${status} on ${instance.name}`);
+        void instance.engine.purge(status, instance.clock.now() - RETENTION_MS[status], 20).then(
+          (batch) => batch.deliveries > 0 && this.trace(`  purged ${batch.deliveries} ${status}, ${batch.events} events`),
+          (error: Error) => this.trace(`  purge failed: ${error.message}`),
+        );
+        return;
+      }
+      case 'tick': {
+        const instance = r.pick(alive);
+        this.trace(`scheduler tick on ${instance.name}`);
+        void instance.scheduler.tick().catch(() => undefined);
+        return;
+      }
+      case 'crash':
+        return this.crash(r.pick(alive));
+      case 'restart': {
+        const slot = r.pick(dead);
+        this.start(slot, this.roles[slot]);
+        return;
+      }
+      case 'toggle': {
+        const webhook = r.pick([...this.webhooks.values()]);
+        webhook.enabled = !webhook.enabled;
+        this.trace(`user ${webhook.userId} turns WEBHOOK ${webhook.enabled ? 'on' : 'off'} for ${webhook.type}`);
+        return;
+      }
+      case 'endpoint': {
+        const host = r.pick([...this.modes.keys()]);
+        const mode = this.randomMode();
+        this.modes.set(host, mode);
+        this.trace(`endpoint ${host} is now ${mode}`);
+        return;
+      }
+      case 'skew': {
+        const instance = r.pick(alive.length > 0 ? alive : this.instances);
+        instance.clock.skewMs = r.int(-this.maxSkewMs, this.maxSkewMs);
+        this.trace(`clock of ${instance.name} now ${instance.clock.skewMs} ms off`);
+        return;
+      }
+    }
+  }
+
+  private randomMode(): Mode {
+    return this.random.weighted({ up: 30, slow: 10, flaky: 15, error: 10, timeout: 10, hang: 5, refused: 15 });
+  }
+
+  private newEvents(count = this.random.int(1, 3)): { events: SimEvent[]; news: NewEvent[]; targets: Map<string, WebhookTarget> } | null {
+    const webhooks = [...this.webhooks.values()].filter((webhook) => webhook.enabled);
+    if (webhooks.length === 0) return null;
+    const chosen = Array.from({ length: count }, () => this.random.pick(webhooks));
+    const targets = new Map<string, WebhookTarget>();
+    const news = chosen.map((webhook) => {
+      targets.set(webhookKey(webhook.userId, webhook.type), { url: webhook.url, secret: 'simulation-secret' });
+      const id = `e${this.nextEvent++}`;
+      return { id, userId: webhook.userId, type: webhook.type, body: JSON.stringify({ id, type: webhook.type }) };
+    });
+    return { events: news.map((e) => this.addEvent(e, null)), news, targets };
+  }
+
+  private addEvent(e: NewEvent, tx: SimTransaction | null): SimEvent {
+    const event: SimEvent = {
+      id: e.id,
+      userId: e.userId,
+      type: e.type,
+      tx,
+      acked: false,
+      deliveredAt: null,
+      purged: false,
+    };
+    this.events.set(e.id, event);
+    return event;
+  }
+
+  private publish(instance: Instance, count?: number): void {
+    const batch = this.newEvents(count);
+    if (!batch) return;
+    const ids = batch.events.map((e) => e.id).join(' ');
+    this.trace(`publish ${ids} on ${instance.name}`);
+    void instance.engine.enqueue(batch.news, batch.targets).then(
+      () => {
+        for (const event of batch.events) event.acked = true;
+        this.trace(`  publish ${ids} acknowledged`);
+      },
+      (error: Error) => this.trace(`  publish ${ids} failed: ${error.message}`),
+    );
+  }
+
+  private publishWithin(instance: Instance): void {
+    const batch = this.newEvents();
+    if (!batch) return;
+    const tx = new SimTransaction(`tx${this.nextTx++}`);
+    const events = batch.news.map((e) => {
+      this.events.delete(e.id);
+      return this.addEvent(e, tx);
+    });
+    const host: HostTransaction = { tx, instance, events, ready: false };
+    this.transactions.push(host);
+    const ids = events.map((e) => e.id).join(' ');
+    this.trace(`publish ${ids} inside ${tx.name} on ${instance.name}`);
+    void instance.engine.enqueueWithin(tx as unknown as EntityManager, batch.news, batch.targets).then(
+      () => {
+        host.ready = true;
+      },
+      (error: Error) => {
+        this.trace(`  publish inside ${tx.name} failed (${error.message}): the host rolls back`);
+        if (tx.state === 'open') tx.rollback();
+      },
+    );
+  }
+
+  /** As DeliveriesService.redeliver: a delivery still PENDING is refused (409), any other gets a new cycle of its event. */
+  private redeliver(instance: Instance): void {
+    const row = this.random.pick([...this.store.deliveries.values()]);
+    if (row.status === DeliveryStatus.PENDING) {
+      this.trace(`redeliver delivery ${row.id} (${row.eventId}): refused, still PENDING`);
+      return;
+    }
+    this.trace(`redeliver delivery ${row.id} (${row.eventId}, ${row.status}) on ${instance.name}`);
+    void instance.engine.redeliver({ id: row.eventId, userId: row.userId, type: row.type }).then(
+      (again) =>
+        this.trace(
+          `  redelivery of ${row.eventId}: ${again === null ? 'event gone' : 'running' in again ? `delivery ${again.running} running` : `delivery ${again.started}`}`,
+        ),
+      (error: Error) => this.trace(`  redelivery of ${row.eventId} failed: ${error.message}`),
+    );
+  }
+
+  private start(slot: number, role: ProcessRole): void {
+    const generation = this.generation++;
+    const skew = this.maxSkewMs > 0 ? this.random.int(-this.maxSkewMs, this.maxSkewMs) : 0;
+    const clock = new SimClock(this.time, skew);
+    const settings = { ...this.settings, role };
+    const events = new DeliveryEvents();
+    const instance = {
+      slot,
+      name: `i${slot + 1}${generation >= this.roles.length ? `.${generation}` : ''}`,
+      role,
+      clock,
+      settings,
+      alive: true,
+      startedAt: this.time.now,
+      claims: new Map<string, ClaimedDelivery[]>(),
+      inFlight: new Map<string, number>(),
+      inFlightTotal: 0,
+      outageUntil: 0,
+      stalledUntil: 0,
+      leasesReadAt: Number.NEGATIVE_INFINITY,
+      leasesSeen: new Set(),
+      claimedAt: Number.NEGATIVE_INFINITY,
+    } as Omit<Instance, 'engine' | 'scheduler'> as Instance;
+    const store = new InstanceStore(this, instance);
+    const sender = { send: (request: WebhookRequest) => this.send(instance, request), close: () => Promise.resolve() };
+    const preferences = {
+      webhookTargets: (pairs: readonly { userId: number; type: EventType }[]) => this.webhookTargets(pairs),
+    };
+    const afterCommit = {
+      transactionOf: (transaction: unknown) => {
+        if (!(transaction instanceof SimTransaction) || transaction.state !== 'open') throw new TypeError('not inside an open transaction');
+        return transaction;
+      },
+      defer: (transaction: SimTransaction, work: () => void, rolledBack?: () => void) => transaction.defer(work, rolledBack),
+    };
+    const engine = new OutboxEngine(
+      store,
+      preferences as unknown as PreferencesService,
+      sender as unknown as WebhookSender,
+      clock,
+      events,
+      settings,
+      afterCommit as unknown as AfterCommit,
+    );
+    Object.assign(instance, { engine, scheduler: new DeliveryScheduler(engine, events, clock) });
+    events.circuitOpened.subscribe(({ userId, host, until }) => {
+      const endpoint = `${userId} ${host}`;
+      this.trace(`  ${instance.name}: circuit of ${endpoint} open until +${formatMs(until - clock.now())}`);
+    });
+    this.instances.push(instance);
+    engine.onApplicationBootstrap();
+    this.everyMinute(instance);
+    this.trace(`start ${instance.name} (${role}, clock ${skew} ms off)`);
+  }
+
+  /** The scheduler's cron: at each minute of the instance's own clock. */
+  private everyMinute(instance: Instance): void {
+    const now = instance.clock.now();
+    instance.clock.setTimeout(
+      () => {
+        void instance.scheduler.tick().catch(() => undefined);
+        this.everyMinute(instance);
+      },
+      Math.ceil((now + 1) / MINUTE) * MINUTE - now,
+    );
+  }
+
+  private crash(instance: Instance): void {
+    instance.alive = false;
+    instance.clock.halt();
+    for (const t of this.transactions) {
+      if (t.instance === instance && t.tx.state === 'open') {
+        t.tx.rollback();
+        this.trace(`  ${t.tx.name} rolled back with its process`);
+      }
+    }
+    this.trace(`crash ${instance.name}`);
+  }
+
+  private webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
+    this.activity++;
+    if (this.random.chance(this.faults.prefsFail)) return Promise.reject(new Error('simulated preferences read failure'));
+    const targets = new Map<string, WebhookTarget>();
+    for (const { userId, type } of pairs) {
+      const webhook = this.webhooks.get(webhookKey(userId, type));
+      if (webhook?.enabled) targets.set(webhookKey(userId, type), { url: webhook.url, secret: 'simulation-secret' });
+    }
+    return Promise.resolve(targets);
+  }
+
+  // ---- time and rest -----------------------------------------------------------------------------------------------
+
+  /** Runs everything due up to `target` in order, coming to rest and checking the invariants after each. */
+  private async advanceTo(target: number): Promise<void> {
+    for (;;) {
+      const at = this.time.nextAt();
+      if (at === null || at > target) break;
+      this.account(at);
+      this.time.runNext(target);
+      await this.settle();
+      if (this.activity !== this.checked.activity || this.time.now - this.checked.at >= 5 * SECOND) this.check();
+    }
+    this.account(target);
+    this.time.now = Math.max(this.time.now, target);
+    this.check();
+  }
+
+  private account(to: number): void {
+    const deliverers = this.instances.filter((instance) => instance.alive && instance.role !== 'api');
+    const haltedUntil = Math.min(to, ...deliverers.map((instance) => Math.max(instance.outageUntil, this.time.now)));
+    this.haltedMs += haltedUntil - this.time.now;
+  }
+
+  /** Lets the engines run until nothing moves: every microtask and setImmediate chain done. */
+  private async settle(): Promise<void> {
+    for (let turn = 0; ; turn++) {
+      if (turn > SETTLE_TURNS_MAX) {
+        this.violate('no-livelock', 'livelock', `still busy after ${SETTLE_TURNS_MAX} turns of the event loop`);
+        return;
+      }
+      // Every microtask runs before this turn ends; what continues later was handed to setImmediate (counted).
+      await new Promise<void>((resolve) => realSetImmediate(resolve));
+      if (pendingImmediates === 0) return;
+    }
+  }
+
+  /** No new work: open transactions end, crashed instances restart, time runs until every delivery is final. */
+  private async quiesce(): Promise<void> {
+    this.trace('quiet phase: no new work, crashed instances restart, time runs out the schedule');
+    for (const t of this.transactions) {
+      if (t.tx.state !== 'open') continue;
+      if (t.ready) {
+        t.tx.commit();
+        for (const event of t.events) event.acked = true;
+        this.trace(`commit ${t.tx.name}`);
+        this.observeStore();
+      } else t.tx.rollback();
+    }
+    for (let slot = 0; slot < this.roles.length; slot++) {
+      if (!this.instances.some((instance) => instance.slot === slot && instance.alive)) this.start(slot, this.roles[slot]);
+    }
+    await this.settle();
+    const deadlines = [...this.tracks.values()].map((track) => track.deadline + this.haltedMs - track.haltedAtCreation);
+    const end = Math.max(this.time.now, ...deadlines) + 2 * MINUTE;
+    while (this.time.now < end && this.anyPending()) {
+      this.step++;
+      this.trace(`advance ${formatMs(10 * MINUTE)} (quiet)`);
+      await this.advanceTo(Math.min(end, this.time.now + 10 * MINUTE));
+    }
+  }
+
+  private anyPending(): boolean {
+    return [...this.store.deliveries.values()].some((row) => row.status === DeliveryStatus.PENDING);
+  }
+
+  // ---- the sender --------------------------------------------------------------------------------------------------
+
+  private send(instance: Instance, request: WebhookRequest): Promise<AttemptResult> {
+    this.activity++;
+    this.requests++;
+    const eventId = request.headers['x-service-event-id'];
+    const attempt = Number(request.headers['x-service-attempt']);
+    // The latest claim of that event and attempt number (two only when the event has two PENDING deliveries).
+    const claim = instance.claims.get(`${eventId}#${attempt}`)?.pop();
+    if (!claim) {
+      this.failure ??= new Error(`simulation: ${instance.name} sent ${eventId} attempt ${attempt} without a claim it knows`);
+      return Promise.reject(this.failure);
+    }
+    const host = new URL(request.url).host;
+    const endpoint = endpointKeyOf(claim.userId, request.url);
+    const record = this.checkSend(instance, claim, attempt, endpoint);
+    const mode = this.modes.get(host) ?? 'up';
+    const result = this.answer(mode);
+    this.trace(`  ${instance.name} sends ${eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${mode}]`);
+    return new Promise<AttemptResult>((resolve) => {
+      this.time.schedule(this.time.now + result.durationMs, () => {
+        this.activity++;
+        record.completedAt = this.time.now;
+        const list = this.inFlightByEndpoint.get(endpoint)!;
+        list.splice(list.indexOf(record), 1);
+        instance.inFlight.set(endpoint, instance.inFlight.get(endpoint)! - 1);
+        instance.inFlightTotal--;
+        this.trace(
+          `  ${eventId} attempt ${attempt} by ${instance.name}: ${result.outcome}${result.statusCode ? ` ${result.statusCode}` : ''}`,
+        );
+        if (instance.alive) resolve(result);
+      });
+    });
+  }
+
+  private answer(mode: Mode): AttemptResult {
+    const r = this.random;
+    const ok = (durationMs: number): AttemptResult => ({
+      outcome: 'success',
+      statusCode: 200,
+      durationMs,
+      error: null,
+      responseExcerpt: 'ok',
+    });
+    const status = (code: number): AttemptResult => ({
+      outcome: 'http_error',
+      statusCode: code,
+      durationMs: r.int(5, 800),
+      error: `HTTP ${code}`,
+      responseExcerpt: null,
+    });
+    switch (mode) {
+      case 'up':
+        return ok(r.int(5, 1_500));
+      case 'slow':
+        return ok(r.int(2_000, TIMEOUT_MS - 1));
+      case 'flaky':
+        return r.chance(0.5) ? status(503) : ok(r.int(5, 1_500));
+      case 'error':
+        return status(r.pick([500, 502, 503]));
+      case 'timeout':
+        return {
+          outcome: 'timeout',
+          statusCode: null,
+          durationMs: TIMEOUT_MS,
+          error: 'no answer within the deadline',
+          responseExcerpt: null,
+        };
+      case 'hang':
+        return {
+          outcome: 'timeout',
+          statusCode: 200,
+          durationMs: TIMEOUT_MS,
+          error: 'body stalled after the status line',
+          responseExcerpt: null,
+        };
+      case 'refused':
+        return { outcome: 'connect_error', statusCode: null, durationMs: r.int(1, 30), error: 'ECONNREFUSED', responseExcerpt: null };
+    }
+  }
+
+  /** The checks made as a request goes out; returns its record. */
+  private checkSend(instance: Instance, claim: ClaimedDelivery, attempt: number, endpoint: string): SendRecord {
+    const now = this.time.now;
+    const event = this.events.get(claim.eventId);
+    const what = `${claim.eventId} (delivery ${claim.id}) attempt ${attempt} by ${instance.name}`;
+    if (event?.tx && event.tx.state !== 'committed')
+      this.violate('commit-before-send', `tx ${claim.eventId}`, `${what} sent while its host transaction is ${event.tx.state}`);
+    if (attempt < 1 || attempt > MAX_ATTEMPTS)
+      this.violate('attempt-numbers', `n ${claim.id}`, `${what}: attempt number out of 1..${MAX_ATTEMPTS}`);
+    const track = this.trackOf(claim.id);
+    const earlier = track?.sends.get(attempt) ?? [];
+    if (earlier.length > 0) {
+      const unexcused = earlier.filter(
+        (send) =>
+          !(
+            send.stalled ||
+            send.instance.outageUntil >= (send.completedAt ?? send.startedAt) ||
+            (!send.instance.alive && send.record !== 'stored')
+          ),
+      );
+      if (unexcused.length === 0) this.excusedDuplicates++;
+      else
+        this.violate(
+          'no-duplicate-send',
+          `dup ${claim.id}#${attempt}`,
+          `${what} sent again: first sent by ${unexcused[0].instance.name} at ${this.at(unexcused[0].startedAt)}, ` +
+            `${unexcused[0].completedAt === null ? 'still in flight' : `answered at ${this.at(unexcused[0].completedAt)}`}, its record ${unexcused[0].record}`,
+        );
+    }
+    const row = this.store.deliveries.get(claim.id);
+    if (row?.status === DeliveryStatus.DELIVERED)
+      this.violate('no-request-for-delivered', `d ${claim.id}`, `${what}: the delivery is DELIVERED`);
+    else if (event && event.deliveredAt !== null && track?.origin !== 'redelivery')
+      this.violate(
+        'no-request-for-delivered',
+        `e ${claim.eventId}#${claim.id}`,
+        `${what}: the event was delivered at ${this.at(event.deliveredAt)}, and this delivery is a ${track?.origin ?? 'purged one'}, not a redelivery a user asked for`,
+      );
+    if (attempt >= 2 && track) {
+      const previousEnd = track.recordedEnd.get(attempt - 1);
+      const delay = RETRY_DELAYS_MS[attempt - 2];
+      // Due times come from the clock of the instance that recorded attempt n: one whose clock runs ahead of it (by at
+      // most the skew we tolerate and document) starts attempt n+1 that much early.
+      if (previousEnd !== undefined && now < previousEnd + delay - MAX_CLOCK_SKEW_MS)
+        this.violate(
+          'retry-delays',
+          `delay ${claim.id}#${attempt}`,
+          `${what} ${formatMs(previousEnd + delay - now)} early: attempt ${attempt - 1} ended at ${this.at(previousEnd)}, the spec's delay is ${formatMs(delay)}`,
+        );
+    }
+    const perEndpoint = (instance.inFlight.get(endpoint) ?? 0) + 1;
+    if (perEndpoint > instance.settings.perEndpointConcurrency)
+      this.violate(
+        'endpoint-cap',
+        `cap ${claim.id}#${attempt}`,
+        `${what}: ${perEndpoint} in flight to ${endpoint} (cap ${instance.settings.perEndpointConcurrency})`,
+      );
+    if (instance.inFlightTotal + 1 > instance.settings.concurrency)
+      this.violate(
+        'endpoint-cap',
+        `total ${claim.id}#${attempt}`,
+        `${what}: ${instance.inFlightTotal + 1} in flight (concurrency ${instance.settings.concurrency})`,
+      );
+    const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];
+    const probe = engineQueuesOf(instance).isHalfOpen(endpoint, instance.clock.now());
+    const probes = inFlight.filter((send) => send.probe);
+    if (probe && probes.length > 0)
+      this.violate(
+        'one-probe',
+        `probe ${claim.id}#${attempt}`,
+        `${what} probes ${endpoint} (its circuit is half-open in ${instance.name}) while ${probes.length} other probe(s) are in flight (${probes.map((p) => `${p.instance.name}: delivery ${p.deliveryId}`).join(', ')})`,
+      );
+    const record: SendRecord = {
+      instance,
+      deliveryId: claim.id,
+      eventId: claim.eventId,
+      attempt,
+      endpoint,
+      startedAt: now,
+      completedAt: null,
+      record: 'none',
+      stalled: false,
+      probe,
+    };
+    inFlight.push(record);
+    this.inFlightByEndpoint.set(endpoint, inFlight);
+    instance.inFlight.set(endpoint, perEndpoint);
+    instance.inFlightTotal++;
+    track?.sends.set(attempt, [...earlier, record]);
+    this.sendsByClaim.set(`${claim.lockToken}#${claim.id}`, record);
+    return record;
+  }
+
+  // ---- what the store tells -----------------------------------------------------------------------------------------
+
+  storeFault(mutates: boolean): StoreFault {
+    const r = this.random;
+    // A stall: mostly a slow database (1 to 5 s, which the engine must ride out without a repeat send, but for a record
+    // that takes longer than its budget: see SendRecord.stalled), sometimes an
+    // outage (20 to 90 s, which may cost a lease). The slow range was written as beyond the lease margin when that was
+    // 1 s; with the margin at 7 s (record budget and clock skew) that bound became an inverted range, 5 to 7 s.
+    const stall = r.chance(this.faults.stall) ? (r.chance(0.7) ? r.int(SECOND + 1, 5 * SECOND) : r.int(OUTAGE_MS, 90 * SECOND)) : 0;
+    const latencyMs = stall > 0 ? stall : r.chance(this.faults.latency) ? r.int(1, 400) : 0;
+    return { latencyMs, fail: mutates && r.chance(this.faults.fail), stalled: stall >= OUTAGE_MS };
+  }
+
+  /** New deliveries get their track (deadline from now). */
+  observeStore(origin: Origin = 'publish', by?: Instance): void {
+    for (const row of this.store.deliveries.values()) {
+      if (row.id <= this.seenDeliveryId) continue;
+      this.seenDeliveryId = row.id;
+      const recovery = row.waitingReason?.startsWith('recovery') ? Math.max(0, row.nextAttemptAt! - row.createdAt) : 0;
+      this.tracks.set(row.id, {
+        id: row.id,
+        eventId: row.eventId,
+        deadline: this.time.now + recovery + SCHEDULE_MS + SCHEDULE_SLACK_MS,
+        haltedAtCreation: this.haltedMs,
+        visibleAt: this.time.now,
+        origin,
+        by,
+        sends: new Map(),
+        recordedEnd: new Map(),
+        parked: false,
+        roomSince: null,
+      });
+    }
+  }
+
+  noteClaims(instance: Instance, claims: readonly ClaimedDelivery[]): void {
+    for (const claim of claims) {
+      const key = `${claim.eventId}#${claim.attemptCount + 1}`;
+      const list = (instance.claims.get(key) ?? []).filter((held) => this.store.deliveries.get(held.id)?.lockedBy === held.lockToken);
+      instance.claims.set(key, [...list.filter((held) => held.id !== claim.id), claim]);
+    }
+  }
+
+  noteRecording(
+    instance: Instance,
+    attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[],
+    stalled: boolean,
+  ): SendRecord[] {
+    return attempts.map(({ claim, record }) => {
+      // An attempt skipped for an open circuit is recorded without a request: it ends when it was recorded.
+      if (record.result.outcome === 'circuit_open') return unsentRecord(instance, claim, record.startedAt, 'pending', stalled);
+      // When an event has two PENDING deliveries held by one instance, a request (which names the event, not the
+      // delivery) may have been attributed to the other one: take that one's send.
+      const send =
+        this.sendsByClaim.get(`${claim.lockToken}#${claim.id}`) ??
+        [...this.sendsByClaim.values()].find(
+          (other) =>
+            other.instance === instance &&
+            other.eventId === claim.eventId &&
+            other.attempt === claim.attemptCount + 1 &&
+            other.record === 'none',
+        );
+      if (!send) {
+        this.failure ??= new Error(
+          `simulation: ${instance.name} records delivery ${claim.id} attempt ${claim.attemptCount + 1} it never sent`,
+        );
+        return unsentRecord(instance, claim, 0, 'none', false);
+      }
+      send.record = 'pending';
+      send.stalled ||= stalled;
+      return send;
+    });
+  }
+
+  noteRecorded(
+    attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[],
+    sends: SendRecord[],
+    stored: readonly boolean[] | null,
+  ): void {
+    attempts.forEach(({ claim, record }, index) => {
+      const send = sends[index];
+      if (stored === null) {
+        send.record = 'failed';
+        this.trace(`  record ${claim.eventId} (delivery ${claim.id}) attempt ${send.attempt} by ${send.instance.name}: database error`);
+        return;
+      }
+      send.record = stored[index] ? 'stored' : 'lost-lease';
+      this.sendsByClaim.delete(`${claim.lockToken}#${claim.id}`);
+      this.trace(
+        `  record ${claim.eventId} (delivery ${claim.id}) attempt ${send.attempt} by ${send.instance.name}: ${stored[index] ? record.status : 'lease lost'}`,
+      );
+      if (!stored[index]) return;
+      this.trackOf(claim.id)?.recordedEnd.set(send.attempt, send.completedAt ?? this.time.now);
+      const event = this.events.get(claim.eventId);
+      if (record.status === DeliveryStatus.DELIVERED && event) event.deliveredAt = this.time.now;
+    });
+  }
+
+  notePurged(eventIds: readonly string[]): void {
+    for (const id of eventIds) {
+      const event = this.events.get(id);
+      if (event) event.purged = true;
+    }
+  }
+
+  private trackOf(deliveryId: number): DeliveryTrack | undefined {
+    this.observeStore();
+    return this.tracks.get(deliveryId);
+  }
+
+  // ---- the invariants over the state -------------------------------------------------------------------------------
+
+  private check(): void {
+    if (this.failure) throw this.failure;
+    this.checked = { activity: this.activity, at: this.time.now };
+    this.observeStore();
+    const now = this.time.now;
+    const byEvent = new Map<string, number[]>();
+    const pending = new Map<string, number[]>();
+    const deliverers = this.instances.filter((instance) => instance.alive && instance.role !== 'api');
+    const held = new Map<Instance, number>();
+    /** Leases held per instance and user: a user holding their share of an instance is left out of its claims. */
+    const heldOfUser = new Map<string, number>();
+    const promptMs = 5 * SECOND + 2 * this.maxSkewMs;
+    for (const row of this.store.deliveries.values()) {
+      const owner = row.lockedBy === null ? undefined : this.tokenOwner.get(row.lockedBy);
+      if (owner?.alive && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now) {
+        held.set(owner, (held.get(owner) ?? 0) + 1);
+        heldOfUser.set(`${owner.name} ${row.userId}`, (heldOfUser.get(`${owner.name} ${row.userId}`) ?? 0) + 1);
+      }
+    }
+    // An instance waiting on a stalled database call (over a second: a slow database or an outage) cannot claim promptly:
+    // it does not count; nor one that started less than the bound ago (what waited while no instance had room is
+    // measured from its start). Room is what the engine counts (InstanceCapacity): its capacity is the memory bound
+    // capped by what its slots start within a lease at the recent attempt duration (slow or timing-out endpoints make it
+    // smaller), and it claims only when a batch (or half that capacity) fits (`fitsBatch`).
+    const hasRoom = (instance: Instance) => {
+      const capacity = engineCapacityOf(instance).capacity();
+      return (
+        instance.stalledUntil < now - promptMs &&
+        instance.startedAt < now - promptMs &&
+        capacity - (held.get(instance) ?? 0) >= Math.min(instance.settings.batchSize, capacity / 2)
+      );
+    };
+    // Room for a user's delivery: a claim leaves out the users that hold their share of the instance already
+    // (perEndpointConcurrency × HELD_PER_ENDPOINT_SLOT): they are claimed for again as their attempts end.
+    const hasRoomFor = (instance: Instance, userId: number) =>
+      hasRoom(instance) &&
+      (heldOfUser.get(`${instance.name} ${userId}`) ?? 0) < instance.settings.perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT;
+    // Only an instance that looks for the row can claim it within seconds (docs/architecture.md, process roles): a
+    // `worker` (it polls every second); the holder of an expired lease (it claims what it gave up when its lease ends);
+    // the instance that recovered a parked delivery (it polls every second until the last of its recoveries is due); an
+    // `all` process whose lease timer watches the lease (its latest read of the running leases saw it running) or that
+    // claimed since the row became claimable (its drain goes on until nothing is left behind). Any other `all` process
+    // learns of it at its next scheduler run, up to a minute later, by design: e.g. a lease committed after its last
+    // run, whose holder then crashed, the deliveries a recovery elsewhere parked, or what an `api` process leased (its
+    // leases end at once).
+    const looksFor = (instance: Instance, row: DeliveryRow, track: DeliveryTrack, since: number) =>
+      instance.role === 'worker' ||
+      instance.claimedAt > since + this.maxSkewMs ||
+      (row.lockedBy !== null &&
+        (this.tokenOwner.get(row.lockedBy) === instance ||
+          (instance.leasesSeen.has(row.lockedBy) && instance.leasesReadAt <= row.lockedUntil! - this.maxSkewMs))) ||
+      (row.waitingReason !== null && track.by === instance);
+    const roomFor = (row: DeliveryRow, track: DeliveryTrack, since: number) =>
+      deliverers.some((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId));
+    for (const row of this.store.deliveries.values()) {
+      const ofEvent = byEvent.get(row.eventId);
+      if (ofEvent) ofEvent.push(row.id);
+      else byEvent.set(row.eventId, [row.id]);
+      if (row.status !== DeliveryStatus.PENDING) continue;
+      const pendingOfEvent = pending.get(row.eventId);
+      if (pendingOfEvent) pendingOfEvent.push(row.id);
+      else pending.set(row.eventId, [row.id]);
+      const track = this.tracks.get(row.id)!;
+      if (now > track.deadline + (this.haltedMs - track.haltedAtCreation))
+        this.violate(
+          'final-within-schedule',
+          `late ${row.id}`,
+          `delivery ${row.id} (${row.eventId}) still PENDING after ${formatMs(now - (track.deadline - SCHEDULE_MS - SCHEDULE_SLACK_MS))}: ` +
+            `${row.attemptCount} attempts, next at ${row.nextAttemptAt === null ? '-' : this.at(row.nextAttemptAt)}${row.waitingReason ? ` (${row.waitingReason})` : ''}` +
+            `${track.parked ? '; parked by an open circuit before' : ''}`,
+        );
+      if (row.lastError?.startsWith(SKIPPED_FOR_OPEN_CIRCUIT)) track.parked = true;
+      const free = row.lockedUntil === null || row.lockedUntil < now;
+      const leaseEnded = row.lockedUntil !== null && now > Math.max(row.lockedUntil, track.visibleAt);
+      const parkedEnded = row.waitingReason !== null && row.nextAttemptAt !== null && now >= Math.max(row.nextAttemptAt, track.visibleAt);
+      const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt);
+      // Measured from when an instance that looks for it had room for it: what waited for room (a user's share, attempts
+      // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
+      if (free && (leaseEnded || parkedEnded) && roomFor(row, track, since)) track.roomSince ??= now;
+      else track.roomSince = null;
+      const expired = leaseEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
+      const parkedDue = !leaseEnded && parkedEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
+      if (expired || parkedDue)
+        this.violate(
+          'prompt-pickup',
+          `prompt ${row.id}@${row.lockedUntil ?? row.nextAttemptAt}`,
+          `delivery ${row.id} (${row.eventId}) ${expired ? `lease ended at ${this.at(row.lockedUntil!)}` : `parked until ${this.at(row.nextAttemptAt!)}`} and nobody claimed it since (${formatMs(now - (expired ? row.lockedUntil! : row.nextAttemptAt!))}, with room for ${formatMs(now - track.roomSince!)}); ` +
+            `${track.origin}${track.by ? ` by ${track.by.name}` : ''}${row.lockedBy ? `, lease of ${this.tokenOwner.get(row.lockedBy)?.name ?? '?'}` : ''}; room in ` +
+            deliverers
+              .filter((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId))
+              .map(
+                (instance) =>
+                  `${instance.name} (${instance.role}, holds ${held.get(instance) ?? 0} of ${engineCapacityOf(instance).capacity()}, of user ${row.userId} ${heldOfUser.get(`${instance.name} ${row.userId}`) ?? 0})`,
+              )
+              .join(', '),
+        );
+    }
+    for (const [eventId, ids] of pending)
+      if (ids.length > 1)
+        this.violate(
+          'one-pending-delivery',
+          `pending ${ids.join(',')}`,
+          `event ${eventId} has ${ids.length} PENDING deliveries: ${ids.join(', ')}`,
+        );
+    for (const event of this.events.values()) {
+      if (!event.acked || event.purged) continue;
+      if (!this.store.events.has(event.id))
+        this.violate('no-lost-event', `lost ${event.id}`, `acknowledged event ${event.id} is gone from the outbox without a purge`);
+      else if (!byEvent.has(event.id)) this.violate('no-lost-event', `lost ${event.id}`, `acknowledged event ${event.id} has no delivery`);
+    }
+    for (const [instance, count] of held) {
+      const capacity = instance.settings.concurrency * HELD_PER_SLOT;
+      if (count > capacity)
+        this.violate(
+          'bounded-memory',
+          `memory ${instance.name}@${count}`,
+          `${instance.name} holds ${count} leased deliveries (capacity ${capacity})`,
+        );
+    }
+    if (this.failure) throw this.failure;
+  }
+
+  violate(name: InvariantName, key: string, detail: string): void {
+    if (!this.enabled.has(name)) return;
+    const message = `${name} (${INVARIANTS[name]}): ${detail}`;
+    if (this.tolerated.has(name)) {
+      if (this.toleratedKeys.has(`${name} ${key}`)) return;
+      this.toleratedKeys.add(`${name} ${key}`);
+      const seen = this.toleratedSeen.get(name);
+      if (seen) seen.count++;
+      else this.toleratedSeen.set(name, { invariant: name, step: this.step, message, count: 1 });
+      this.trace(`  KNOWN VIOLATION ${message}`);
+      return;
+    }
+    this.trace(`  VIOLATION ${message}`);
+    if (this.failure) return;
+    const recent = this.lines.filter((line) => line.step > this.step - TRACE_STEPS).map((line) => `  #${line.step} ${line.text}`);
+    const replay =
+      this.options.replay?.(this.options.seed) ?? `npm run test:simulation -- --seed=${this.options.seed} --steps=${this.options.steps}`;
+    this.failure = new SimulationFailure(
+      name,
+      this.options.seed,
+      this.step,
+      `Invariant violated: seed ${this.options.seed}, step ${this.step}, ${this.at(this.time.now)}\n${message}\n` +
+        `Last ${TRACE_STEPS} steps:\n${recent.join('\n')}\nReplay it step by step: ${replay}`,
+    );
+  }
+
+  trace(text: string): void {
+    const line = { step: this.step, text: `${this.at(this.time.now)} ${text}` };
+    this.lines.push(line);
+    if (this.lines.length > 4_000) this.lines.splice(0, 2_000);
+    this.options.verbose?.(`#${line.step} ${line.text}`);
+  }
+
+  private at(time: number): string {
+    return `t+${formatMs(time - START)}`;
+  }
+}
+
+/**
+ * One instance's view of the shared in-memory outbox: its calls can be slow (applied when the latency has passed),
+ * stall, or fail, as the seed says; a call still waiting when the instance crashes never applies. It also tells the
+ * world which leases are this instance's, what it claimed and what it recorded.
+ */
+/** The record of an attempt that made no request (skipped for an open circuit, or one the simulation cannot match). */
+function unsentRecord(instance: Instance, claim: ClaimedDelivery, at: number, record: SendRecord['record'], stalled: boolean): SendRecord {
+  const attempt = claim.attemptCount + 1;
+  return {
+    instance,
+    deliveryId: claim.id,
+    eventId: claim.eventId,
+    attempt,
+    endpoint: '',
+    startedAt: at,
+    completedAt: at,
+    record,
+    stalled,
+    probe: false,
+  };
+}
+
+/** The capacity inside an instance's engine (white box): how many deliveries it takes on now. */
+function engineCapacityOf(instance: Instance): InstanceCapacity {
+  return (instance.engine as unknown as { capacity: InstanceCapacity }).capacity;
+}
+
+/** The endpoint queues inside an instance's engine (white box): whose circuit is half-open, so which request is a probe. */
+function engineQueuesOf(instance: Instance): EndpointQueues<Job> {
+  return (instance.engine as unknown as { queues: EndpointQueues<Job> }).queues;
+}
+
+class InstanceStore extends OutboxStore {
+  constructor(
+    private readonly world: World,
+    private readonly instance: Instance,
+  ) {
+    super();
+  }
+
+  private call<T>(
+    mutates: boolean,
+    op: () => Promise<T>,
+    before?: (fault: StoreFault) => void,
+    failed?: () => void,
+    origin: Origin = 'publish',
+  ): Promise<T> {
+    const world = this.world;
+    const fault = world.storeFault(mutates);
+    if (fault.stalled) this.instance.outageUntil = Math.max(this.instance.outageUntil, world.time.now + fault.latencyMs);
+    if (fault.latencyMs > SECOND)
+      // a stall: plain latency is at most 400 ms
+      this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + fault.latencyMs);
+    before?.(fault);
+    const run = (): Promise<T> => {
+      if (mutates) world.activity++;
+      if (!this.instance.alive) return new Promise<T>(() => undefined);
+      if (fault.fail) {
+        failed?.();
+        return Promise.reject(new Error('simulated database error'));
+      }
+      try {
+        const result = op();
+        world.observeStore(origin, this.instance);
+        return result;
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    };
+    if (fault.latencyMs === 0) return run();
+    return new Promise<T>((resolve, reject) => {
+      world.time.schedule(world.time.now + fault.latencyMs, () => {
+        run().then(resolve, reject);
+      });
+    });
+  }
+
+  private lease(lease: Lease): void {
+    this.world.tokenOwner.set(lease.token, this.instance);
+  }
+
+  private claims(claims: ClaimedDelivery[]): ClaimedDelivery[] {
+    this.world.noteClaims(this.instance, claims);
+    return claims;
+  }
+
+  enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
+    this.lease(lease);
+    return this.call(true, async () => this.claims(await this.world.store.enqueue(events, placeOf, lease)));
+  }
+
+  enqueueWithin(transaction: unknown, events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<void> {
+    this.lease(lease);
+    return this.call(true, () => this.world.store.enqueueWithin(transaction, events, placeOf, lease));
+  }
+
+  leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
+    this.lease(lease);
+    return this.call(false, async () => this.claims(await this.world.store.leasedWith(lease)));
+  }
+
+  anyDue(now: number): Promise<boolean> {
+    return this.call(false, () => this.world.store.anyDue(now));
+  }
+
+  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
+    this.lease(lease);
+    return this.call(true, () => this.world.store.recoverFailed(window, limit, placeOf, lease), undefined, undefined, 'recovery');
+  }
+
+  nextLeaseExpiry(now: number): Promise<number | null> {
+    return this.call(false, () => {
+      this.instance.leasesReadAt = this.world.time.now;
+      // What the read sees: the leases running at its `now` (ties in time are told apart by order, not by the clock).
+      this.instance.leasesSeen = new Set(
+        [...this.world.store.deliveries.values()]
+          .filter((row) => row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
+          .map((row) => row.lockedBy!),
+      );
+      return this.world.store.nextLeaseExpiry(now);
+    });
+  }
+
+  enqueueAgain(
+    event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>,
+    placement: Placement,
+    lease: Lease,
+  ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null> {
+    this.lease(lease);
+    return this.call(
+      true,
+      async () => {
+        const again = await this.world.store.enqueueAgain(event, placement, lease);
+        if (again !== null && 'lockToken' in again) this.claims([again]);
+        return again;
+      },
+      undefined,
+      undefined,
+      'redelivery',
+    );
+  }
+
+  claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed> {
+    this.lease(lease);
+    const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
+    return this.call(true, async () => {
+      this.instance.claimedAt = startedAt;
+      const claimed = await this.world.store.claimDue(limit, lease, fairness);
+      this.claims(claimed.claims);
+      return claimed;
+    });
+  }
+
+  recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
+    let sends: SendRecord[] = [];
+    return this.call(
+      true,
+      async () => {
+        const stored = await this.world.store.recordAttempts(attempts);
+        this.world.noteRecorded(attempts, sends, stored);
+        return stored;
+      },
+      (fault) => {
+        sends = this.world.noteRecording(this.instance, attempts, fault.stalled || fault.latencyMs > RECORD_BUDGET_MS);
+      },
+      () => this.world.noteRecorded(attempts, sends, null),
+    );
+  }
+
+  release(claims: readonly ClaimedDelivery[]): Promise<void> {
+    return this.call(true, () => this.world.store.release(claims));
+  }
+
+  cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
+    return this.call(true, () => this.world.store.cancel(claim, now, reason));
+  }
+
+  claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
+    return this.call(true, () => this.world.store.claimProbe(endpoint, now, until));
+  }
+
+  probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
+    return this.call(true, () => this.world.store.probeEnded(endpoint, nextProbeAt));
+  }
+
+  queueDepth(now: number, cap: number): Promise<QueueDepth> {
+    return this.call(false, () => this.world.store.queueDepth(now, cap));
+  }
+
+  purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
+    return this.call(true, async () => {
+      const events = new Set(this.world.store.events.keys());
+      const batch = await this.world.store.purgeBatch(status, before, limit);
+      this.world.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
+      return batch;
+    });
+  }
+}
+
+export function formatMs(ms: number): string {
+  const sign = ms < 0 ? '-' : '';
+  let rest = Math.abs(Math.round(ms));
+  const h = Math.floor(rest / HOUR);
+  rest -= h * HOUR;
+  const m = Math.floor(rest / MINUTE);
+  rest -= m * MINUTE;
+  const s = (rest / SECOND).toFixed(3);
+  return `${sign}${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
+}
