@@ -123,18 +123,22 @@ export interface DeliveryRow {
   readonly status: string;
   readonly attemptCount: number;
   readonly nextAttemptAt: number | null;
+  /** The lease token of the claim that holds the delivery, if any. */
+  readonly lockedBy: string | null;
 }
 
 /** The deliveries as stored, read from the library's webhook_deliveries table. */
 export async function deliveryRows(database: BenchDatabase): Promise<DeliveryRow[]> {
   const connection = await createConnection({ uri: database.url! });
   try {
-    const [rows] = await connection.query('SELECT event_id, status, attempt_count, next_attempt_at FROM webhook_deliveries');
-    return (rows as { event_id: string; status: string; attempt_count: number; next_attempt_at: string | null }[]).map((row) => ({
+    const [rows] = await connection.query('SELECT event_id, status, attempt_count, next_attempt_at, locked_by FROM webhook_deliveries');
+    type Row = { event_id: string; status: string; attempt_count: number; next_attempt_at: string | null; locked_by: string | null };
+    return (rows as Row[]).map((row) => ({
       eventId: row.event_id,
       status: row.status,
       attemptCount: Number(row.attempt_count),
       nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
+      lockedBy: row.locked_by,
     }));
   } finally {
     await connection.end();
