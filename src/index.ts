@@ -18,11 +18,11 @@ export {
 export { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from './notifications/notifications.schema';
 export { NotificationPreference } from './notifications/preferences/notification-preference.entity';
 export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
-export { NotificationPreferences } from './notifications/preferences/notification-preferences';
+export { NotificationPreferences } from './notifications/preferences/notification-preferences.service';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export { parseUserId } from './notifications/auth/user-id';
 export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
-export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher';
+export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher.service';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
 export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
 export { signStandardWebhook } from './notifications/delivery/standard-webhooks-signature';
@@ -38,11 +38,11 @@ export {
   SecretsReencryption,
   UnconfiguredKeysError,
   type ReencryptionReport,
-} from './notifications/secrets/secrets-reencryption';
+} from './notifications/secrets/secrets-reencryption.service';
 export { DEFAULT_RATE_LIMITS, type RateLimit, type RateLimitOptions } from './notifications/rate-limit/rate-limit-options';
-export { corsOptionsFor } from './notifications/common/cors-options';
-export { ApiExceptionFilter } from './notifications/common/api-exception.filter';
-export { ErrorResponseDto, FieldErrorDto } from './notifications/common/error-response.dto';
+export { corsOptionsFor } from './notifications/settings-api/cors-options';
+export { ApiExceptionFilter } from './notifications/common/api/api-exception.filter';
+export { ErrorResponseDto, FieldErrorDto } from './notifications/common/api/error-response.dto';
 export {
   DeliveryEvents,
   type AttemptRecorded,
@@ -51,8 +51,8 @@ export {
   type WebhookHealthChange,
   type WebhookHealthChanged,
   type WebhookHealthState,
-} from './notifications/delivery/delivery-events';
-export { NotificationsMetrics } from './notifications/metrics/notifications-metrics';
+} from './notifications/delivery/delivery-events.service';
+export { NotificationsMetrics } from './notifications/metrics/notifications-metrics.service';
 
 // The options' allowed values and defaults, for an app that configures the module from its environment (the standalone
 // service's config/ does), and its other building blocks: the OpenAPI document's webhooks, a constant-time bearer token.
@@ -63,6 +63,6 @@ export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/idempote
 export { DEFAULT_RETENTION } from './notifications/retention/retention-settings';
 export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/endpoint-health/health-settings';
 export { parseCidrList, type CidrList } from './notifications/url-policy/address-policy';
-export { BearerToken } from './notifications/common/bearer-token';
+export { BearerToken } from './notifications/common/api/bearer-token';
 export { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
 export { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';

@@ -1,5 +1,5 @@
 import type { NotificationsModuleOptions } from '../src/notifications/notifications-options.interface';
-import { WebhookAutoDisable } from '../src/notifications/auto-disable/webhook-auto-disable';
+import { WebhookAutoDisable } from '../src/notifications/auto-disable/webhook-auto-disable.service';
 import { startTestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { DELIVERIES, SETTINGS } from './support/settings-api';

@@ -1,6 +1,6 @@
 import { DeliveryLogRepository } from '../src/notifications/delivery/delivery-log.repository';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';

@@ -8,7 +8,7 @@ import {
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
 import { DeliveryEvents, NotificationsMetrics, type WebhookHealthChanged } from '../src';
-import { WebhookAutoDisable } from '../src/notifications/auto-disable/webhook-auto-disable';
+import { WebhookAutoDisable } from '../src/notifications/auto-disable/webhook-auto-disable.service';
 import type { NotificationsModuleOptions } from '../src/notifications/notifications-options.interface';
 import { parsePrometheusText } from './support/prometheus-text';
 import { SETTINGS } from './support/settings-api';

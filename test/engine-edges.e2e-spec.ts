@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../src/notifications/catalog/event-catalog';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';

@@ -1,9 +1,9 @@
 import type { EventType } from '../src/notifications/catalog/event-catalog';
 import { Clock } from '../src/notifications/clock/clock';
-import { DeliveryEvents } from '../src/notifications/delivery/delivery-events';
+import { DeliveryEvents } from '../src/notifications/delivery/delivery-events.service';
 import type { DeliverySettings } from '../src/notifications/delivery/delivery-settings';
-import type { AfterCommit } from '../src/notifications/delivery/engine/after-commit';
-import { OutboxEngine, type Targets } from '../src/notifications/delivery/engine/outbox-engine';
+import type { AfterCommit } from '../src/notifications/delivery/engine/after-commit.subscriber';
+import { OutboxEngine, type Targets } from '../src/notifications/delivery/engine/outbox-engine.service';
 import type { NewEvent } from '../src/notifications/delivery/engine/outbox-store';
 import type { WebhookSender } from '../src/notifications/delivery/http/webhook-sender';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';

@@ -1,6 +1,6 @@
 import type { EventType } from '../src/notifications/catalog/event-catalog';
-import { InvalidFieldsException } from '../src/notifications/common/api-errors';
-import { WebhookPublisher } from '../src/notifications/delivery/webhook-publisher';
+import { InvalidFieldsException } from '../src/notifications/common/api/api-errors';
+import { WebhookPublisher } from '../src/notifications/delivery/webhook-publisher.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { SETTINGS } from './support/settings-api';

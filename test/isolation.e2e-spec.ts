@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../src/notifications/catalog/event-catalog';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
-import { NotificationsMetrics } from '../src/notifications/metrics/notifications-metrics';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
+import { NotificationsMetrics } from '../src/notifications/metrics/notifications-metrics.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { DELIVERIES } from './support/settings-api';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { TestClock } from '@funding/notification-webhooks/testing';
 import type { EventType } from '../src/notifications/catalog/event-catalog';
-import { DeliveryEvents } from '../src/notifications/delivery/delivery-events';
+import { DeliveryEvents } from '../src/notifications/delivery/delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../src/notifications/delivery/delivery-settings';
-import { AfterCommit } from '../src/notifications/delivery/engine/after-commit';
+import { AfterCommit } from '../src/notifications/delivery/engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
 import { WebhookSender } from '../src/notifications/delivery/http/webhook-sender';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';

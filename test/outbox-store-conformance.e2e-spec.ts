@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { databaseOptions } from '../src/database/database-options';
-import { serialTransactionsOf } from '../src/notifications/common/serial-transactions';
+import { serialTransactionsOf } from '../src/notifications/common/database/serial-transactions';
 import { WEBHOOK_EVENT_TYPES } from '../src/notifications/catalog/event-catalog';
 import { attemptRecord } from '../src/notifications/delivery/engine/attempt-record';
 import { CLAIM_MODES, type ClaimMode } from '../src/notifications/delivery/engine/claim-mode';

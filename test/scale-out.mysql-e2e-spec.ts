@@ -8,7 +8,7 @@ import {
   TestClock,
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
-import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
 import { startTestAppOn, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 import { DELIVERIES } from './support/settings-api';

@@ -5,7 +5,7 @@ import type { EventType } from '@funding/notification-webhooks';
 import { DbType } from '../src/config/environment-variables';
 import type { EncryptionKey } from '../src/notifications/notifications-options.interface';
 import { SecretCipher } from '../src/notifications/secrets/secret-cipher';
-import { SecretsReencryption, UnconfiguredKeysError } from '../src/notifications/secrets/secrets-reencryption';
+import { SecretsReencryption, UnconfiguredKeysError } from '../src/notifications/secrets/secrets-reencryption.service';
 import { associatedData } from '../src/notifications/secrets/secrets.service';
 import { WebhookSigningSecret } from '../src/notifications/secrets/webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from '../src/notifications/secrets/webhook-signing-secret.repository';

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
-import { InvalidFieldsException } from '../src/notifications/common/api-errors';
+import { InvalidFieldsException } from '../src/notifications/common/api/api-errors';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { INTERNAL_API_TOKEN, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';

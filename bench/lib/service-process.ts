@@ -14,7 +14,7 @@ import type { MemorySample, PauseReport } from './service-types';
 type AppModuleFile = typeof import('../../src/app.module');
 type ConfigureFile = typeof import('../../src/configure-app');
 type ConfigFile = typeof import('../../src/config/load-app-config');
-type SchedulerFile = typeof import('../../src/notifications/scheduler/delivery-scheduler');
+type SchedulerFile = typeof import('../../src/notifications/scheduler/delivery-scheduler.service');
 type NestCore = typeof import('@nestjs/core');
 
 async function boot() {

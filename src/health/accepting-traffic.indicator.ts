@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
-import { ShutdownState } from './shutdown-state';
+import { ShutdownState } from './shutdown-state.service';
 
 /** Down once shutdown began, so load balancers stop routing here before the drain. */
 @Injectable()

@@ -2,7 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { AcceptingTrafficIndicator } from './accepting-traffic.indicator';
 import { HealthController } from './health.controller';
-import { SHUTDOWN_READINESS_DELAY_MS, ShutdownState } from './shutdown-state';
+import { SHUTDOWN_READINESS_DELAY_MS, ShutdownState } from './shutdown-state.service';
 
 /** `GET /health/live` and `GET /health/ready` of the standalone service (a host app has its own probes). */
 @Module({})

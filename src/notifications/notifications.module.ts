@@ -1,17 +1,17 @@
 import { Module } from '@nestjs/common';
 import { ConfigurableNotificationsModule } from './notifications.module-definition';
-import { DeliveryEvents } from './delivery/delivery-events';
+import { DeliveryEvents } from './delivery/delivery-events.service';
 import { DeliveryModule, HOST_FACING_DELIVERY_EVENTS, HOST_FACING_PUBLISHER } from './delivery/delivery.module';
-import { WebhookPublisher } from './delivery/webhook-publisher';
+import { WebhookPublisher } from './delivery/webhook-publisher.service';
 import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
-import { NotificationsStartupCheck } from './notifications-startup-check';
+import { NotificationsStartupCheck } from './notifications-startup-check.service';
 import { EndpointHealthModule } from './endpoint-health/endpoint-health.module';
 import { WebhookAutoDisableModule } from './auto-disable/webhook-auto-disable.module';
-import { NotificationPreferences } from './preferences/notification-preferences';
+import { NotificationPreferences } from './preferences/notification-preferences.service';
 import { PreferencesModule } from './preferences/preferences.module';
 import { RetentionModule } from './retention/retention.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
-import { SecretsReencryption } from './secrets/secrets-reencryption';
+import { SecretsReencryption } from './secrets/secrets-reencryption.service';
 import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.module';
 
 /**

@@ -1,18 +1,18 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
-import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events';
+import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
 import {
   MAX_CLOCK_SKEW_MS,
   RECORD_BUDGET_MS,
   type DeliverySettings,
   type ProcessRole,
 } from '../../src/notifications/delivery/delivery-settings';
-import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit';
+import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
 import type { Job } from '../../src/notifications/delivery/engine/attempt-runner';
 import { type EndpointQueues, endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
 import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
-import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine';
+import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import {
   type AttemptRecord,
   type Claimed,
@@ -33,7 +33,7 @@ import { DeliveryStatus } from '../../src/notifications/delivery/webhook-deliver
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
-import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler';
+import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
 import { type DeliveryRow, InMemoryOutboxStore, SimTransaction } from './in-memory-outbox-store';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
 import { Prng } from './prng';

@@ -8,12 +8,12 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
-} from '../common/openapi-decorators';
+} from '../common/api/openapi-decorators';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
-import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ErrorResponseDto } from '../common/error-response.dto';
-import { PositiveIntPipe } from '../common/positive-int.pipe';
+import { ApiErrorResponses } from '../common/api/api-error-responses.decorator';
+import { ErrorResponseDto } from '../common/api/error-response.dto';
+import { PositiveIntPipe } from './positive-int.pipe';
 import { RateLimit } from '../rate-limit/rate-limit.decorator';
 import { DeliveriesService } from './deliveries.service';
 import {

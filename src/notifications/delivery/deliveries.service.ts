@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
 import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
-import { InvalidFieldsException } from '../common/api-errors';
+import { InvalidFieldsException } from '../common/api/api-errors';
 import { PreferencesService } from '../preferences/preferences.service';
 import { DeliveryLogRepository } from './delivery-log.repository';
-import { OutboxEngine } from './engine/outbox-engine';
+import { OutboxEngine } from './engine/outbox-engine.service';
 import {
   cursorAfter,
   cursorBeforeId,
@@ -17,9 +17,9 @@ import {
   type RecoverResultDto,
   type TestSendResultDto,
 } from './dto/delivery.dto';
-import { rfc3339Instant } from '../common/rfc3339';
+import { rfc3339Instant } from '../common/values/rfc3339';
 import { Severity } from './dto/publish-event.dto';
-import { DeliveryEvents } from './delivery-events';
+import { DeliveryEvents } from './delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { MAX_ATTEMPTS } from './retry-policy';
 import { WebhookSender } from './http/webhook-sender';

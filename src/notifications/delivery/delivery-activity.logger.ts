@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import type { Subscription } from 'rxjs';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
-import { DeliveryEvents } from './delivery-events';
+import { DeliveryEvents } from './delivery-events.service';
 import { DeliveryStatus } from './webhook-delivery.entity';
 
 /**

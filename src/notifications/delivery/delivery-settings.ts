@@ -1,5 +1,5 @@
 import { SERVICE_VERSION } from '../../version';
-import { positiveInteger } from '../common/positive-integer';
+import { positiveInteger } from '../common/values/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import type { CircuitBreakerSettings } from './engine/circuit-breaker';
 import { CLAIM_MODES, type ClaimMode } from './engine/claim-mode';

@@ -9,12 +9,12 @@ import { UrlPolicyModule } from '../url-policy/url-policy.module';
 import { WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
 import { DeliveriesController } from './deliveries.controller';
 import { DeliveryActivityLogger } from './delivery-activity.logger';
-import { DeliveryEvents } from './delivery-events';
+import { DeliveryEvents } from './delivery-events.service';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryLogRepository } from './delivery-log.repository';
-import { AfterCommit } from './engine/after-commit';
+import { AfterCommit } from './engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
-import { OutboxEngine } from './engine/outbox-engine';
+import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
@@ -28,7 +28,7 @@ import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
 import { WebhookEndpointProbe } from './webhook-endpoint-probe.entity';
 import { WebhookEvent } from './webhook-event.entity';
-import { WebhookPublisher } from './webhook-publisher';
+import { WebhookPublisher } from './webhook-publisher.service';
 
 /**
  * WebhookPublisher and DeliveryEvents again, under tokens only NotificationsModule uses: it provides them to hosts from

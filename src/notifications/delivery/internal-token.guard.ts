@@ -10,7 +10,7 @@ import {
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { Clock } from '../clock/clock';
-import { BearerToken } from '../common/bearer-token';
+import { BearerToken } from '../common/api/bearer-token';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { ClockThrottlerStorage } from '../rate-limit/clock-throttler-storage';

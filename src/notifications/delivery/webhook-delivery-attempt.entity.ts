@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { epochMs } from '../common/epoch-ms.transformer';
+import { epochMs } from '../common/database/epoch-ms.transformer';
 import type { AttemptOutcome } from './http/webhook-sender';
 
 /** One HTTP attempt of a delivery, kept for the delivery log. */

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import { epochMs } from '../common/epoch-ms.transformer';
+import { epochMs } from '../common/database/epoch-ms.transformer';
 
 /**
  * Who may probe an endpoint whose circuit is open, all instances together: the half-open probe is one request per

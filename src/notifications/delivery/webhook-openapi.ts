@@ -1,4 +1,4 @@
-import { ApiProperty } from '../common/openapi-decorators';
+import { ApiProperty } from '../common/api/openapi-decorators';
 import type { OpenAPIObject, ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { type EventType, WEBHOOK_EVENT_TYPES } from '../catalog/event-catalog';
 import { Severity } from './dto/publish-event.dto';

@@ -1,6 +1,6 @@
 import { Get } from '@nestjs/common';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { ApiOkResponse, ApiOperation, ApiTags } from '../common/openapi-decorators';
+import { ApiOkResponse, ApiOperation, ApiTags } from '../common/api/openapi-decorators';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
 import { EndpointHealthService } from './endpoint-health.service';
 import { WebhookHealthDto } from './webhook-health.dto';

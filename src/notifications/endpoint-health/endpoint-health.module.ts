@@ -4,7 +4,7 @@ import { DeliveryModule } from '../delivery/delivery.module';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { SettingsApiModule } from '../settings-api/settings-api.module';
 import { EndpointHealthController } from './endpoint-health.controller';
-import { EndpointHealthRecorder } from './endpoint-health-recorder';
+import { EndpointHealthRecorder } from './endpoint-health-recorder.service';
 import { EndpointHealthService } from './endpoint-health.service';
 import { WebhookHealth } from './webhook-health.entity';
 import { WebhookHealthRepository } from './webhook-health.repository';

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
-import { epochMs } from '../common/epoch-ms.transformer';
+import { epochMs } from '../common/database/epoch-ms.transformer';
 
 /** The longest error text a health row keeps (the delivery log keeps 512). */
 export const HEALTH_ERROR_LENGTH = 255;

@@ -1,5 +1,5 @@
 import { type MigrationInterface, type QueryRunner, TableColumn, TableIndex } from 'typeorm';
-import { isMySql } from '../common/is-mysql';
+import { isMySql } from '../common/database/is-mysql';
 
 const EVENT_FOREIGN_KEY = 'fk_webhook_deliveries_event';
 const COLUMNS = [

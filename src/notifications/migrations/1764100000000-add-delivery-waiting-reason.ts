@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { isMySql } from '../common/is-mysql';
+import { isMySql } from '../common/database/is-mysql';
 
 /**
  * Why a pending delivery waits beyond its schedule (its endpoint's circuit is open), for the delivery log.

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { isMySql } from '../common/is-mysql';
+import { isMySql } from '../common/database/is-mysql';
 
 const TABLE = 'webhook_idempotency_keys';
 const CREATED_INDEX = 'ix_webhook_idempotency_keys_created_at';

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { isMySql } from '../common/is-mysql';
+import { isMySql } from '../common/database/is-mysql';
 
 const COLUMNS = [
   ['previous_key_id', 'varchar(32) NULL'],

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Brackets, type EntityManager, In, Repository } from 'typeorm';
 import { type EventType, NotificationChannel } from '../catalog/event-catalog';
-import { isUniqueViolation } from '../common/database-errors';
-import { findInChunks } from '../common/find-in-chunks';
+import { isUniqueViolation } from '../common/database/database-errors';
+import { findInChunks } from '../common/database/find-in-chunks';
 import { NotificationPreference } from './notification-preference.entity';
 
 export interface PreferenceKey {

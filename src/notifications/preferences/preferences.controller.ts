@@ -1,9 +1,9 @@
 import { Body, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '../common/openapi-decorators';
+import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '../common/api/openapi-decorators';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
-import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ErrorResponseDto } from '../common/error-response.dto';
+import { ApiErrorResponses } from '../common/api/api-error-responses.decorator';
+import { ErrorResponseDto } from '../common/api/error-response.dto';
 import { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
 import { RotateSecretDto } from './dto/rotate-secret.dto';
 import { UpsertPreferenceDto } from './dto/upsert-preference.dto';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
-import { OutboxEngine } from '../delivery/engine/outbox-engine';
+import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { IdempotencyKeyRepository } from '../delivery/idempotency/idempotency-key.repository';
 import { IDEMPOTENCY_WINDOW_MS } from '../delivery/idempotency/idempotency-window';
 import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';

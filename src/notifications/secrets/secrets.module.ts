@@ -4,7 +4,7 @@ import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { SecretCipher } from './secret-cipher';
-import { SecretsReencryption } from './secrets-reencryption';
+import { SecretsReencryption } from './secrets-reencryption.service';
 import { SecretsService } from './secrets.service';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';

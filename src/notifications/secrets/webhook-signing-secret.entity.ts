@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { epochMs } from '../common/epoch-ms.transformer';
+import { epochMs } from '../common/database/epoch-ms.transformer';
 
 /** The encrypted signing secret of one webhook preference. */
 @Entity({ name: 'webhook_signing_secrets' })

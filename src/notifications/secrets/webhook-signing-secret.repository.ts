@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, Repository } from 'typeorm';
-import { isUniqueViolation } from '../common/database-errors';
-import { findInChunks } from '../common/find-in-chunks';
+import { isUniqueViolation } from '../common/database/database-errors';
+import { findInChunks } from '../common/database/find-in-chunks';
 import type { SealedSecret } from './secret-cipher';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 

@@ -1,10 +1,10 @@
 import { applyDecorators, Controller, UseFilters, UseGuards, UsePipes } from '@nestjs/common';
-import { ApiBearerAuth } from '../common/openapi-decorators';
-import { ApiErrorResponses } from '../common/api-error-responses.decorator';
-import { ApiRoleGuard } from '../common/api-role.guard';
-import { ApiExceptionFilter } from '../common/api-exception.filter';
-import { JsonBodyGuard } from '../common/json-body.guard';
-import { createValidationPipe } from '../common/validation.pipe';
+import { ApiBearerAuth } from '../common/api/openapi-decorators';
+import { ApiErrorResponses } from '../common/api/api-error-responses.decorator';
+import { ApiRoleGuard } from '../common/api/api-role.guard';
+import { ApiExceptionFilter } from '../common/api/api-exception.filter';
+import { JsonBodyGuard } from '../common/api/json-body.guard';
+import { createValidationPipe } from '../common/api/validation.pipe';
 import { UserRateLimitGuard } from '../rate-limit/user-rate-limit.guard';
 import { UserAuthGuard } from '../auth/user-auth.guard';
 

@@ -1,7 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { IsRfc3339DateTime } from '../../common/rfc3339';
+import { IsRfc3339DateTime } from '../../common/values/rfc3339';
 import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
 import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
 import { ATTEMPT_OUTCOMES } from '../http/attempt-result';

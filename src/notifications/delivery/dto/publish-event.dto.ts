@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -15,10 +15,10 @@ import {
 } from 'class-validator';
 import { MAX_USER_ID } from '../../auth/user-id';
 import { EventType } from '../../catalog/event-catalog';
-import { MAX_JSON_DEPTH } from '../../common/json-value';
-import { MaxJsonBytes } from '../../common/max-json-bytes.decorator';
-import { NestedDto, VerbatimJson } from '../../common/raw-input';
-import { IsRfc3339DateTime } from '../../common/rfc3339';
+import { MAX_JSON_DEPTH } from './json-value';
+import { MaxJsonBytes } from './max-json-bytes.decorator';
+import { NestedDto, VerbatimJson } from '../raw-input';
+import { IsRfc3339DateTime } from '../../common/values/rfc3339';
 
 export enum Severity {
   INFO = 'INFO',

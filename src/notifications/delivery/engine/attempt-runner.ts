@@ -1,9 +1,9 @@
 import { Logger } from '@nestjs/common';
 import type { Clock } from '../../clock/clock';
-import { GroupCommit } from '../../common/group-commit';
+import { GroupCommit } from '../../common/concurrency/group-commit';
 import type { PreferencesService, WebhookTarget } from '../../preferences/preferences.service';
 import { webhookKey } from '../../preferences/webhook-key';
-import type { DeliveryEvents } from '../delivery-events';
+import type { DeliveryEvents } from '../delivery-events.service';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import type { AttemptResult } from '../http/attempt-result';
 import type { WebhookSender } from '../http/webhook-sender';

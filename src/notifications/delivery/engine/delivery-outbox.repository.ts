@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../../catalog/event-catalog';
-import { isForeignKeyViolation, isUniqueViolation } from '../../common/database-errors';
-import { isMySql } from '../../common/is-mysql';
-import { shortTransaction } from '../../common/short-transaction';
+import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/database-errors';
+import { isMySql } from '../../common/database/is-mysql';
+import { shortTransaction } from '../../common/database/short-transaction';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../webhook-delivery-attempt.entity';
 import { WebhookEndpointProbe } from '../webhook-endpoint-probe.entity';

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 import type { WebhookUrlPolicy } from '../../url-policy/webhook-url-policy';
-import { positiveInteger } from '../../common/positive-integer';
+import { positiveInteger } from '../../common/values/positive-integer';
 import { blockedBeforeConnect } from './attempt-error';
 import type { AttemptResult, WebhookRequest } from './attempt-result';
 import { DeliveryAttempt } from './delivery-attempt';

@@ -1,4 +1,4 @@
-import { positiveInteger } from '../../common/positive-integer';
+import { positiveInteger } from '../../common/values/positive-integer';
 import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 
 const HOUR_MS = 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import { InvalidFieldsException } from '../../common/api-errors';
+import { InvalidFieldsException } from '../../common/api/api-errors';
 import { parseTraceparent, parseTracestate, type TraceContext } from './trace-context';
 
 /**

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import { EventGroup, EventType, NotificationChannel } from '../../catalog/event-catalog';
 
 /** Why the service turned a webhook off: a stable code a screen can translate (`disabledReason` is the English text). */

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import { IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
 import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';

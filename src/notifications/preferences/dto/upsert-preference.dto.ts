@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import { IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { EventType, NotificationChannel } from '../../catalog/event-catalog';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../url-policy/webhook-url-policy';

@@ -12,13 +12,13 @@ import {
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../../clock/clock';
 import { PreferencesService } from '../../preferences/preferences.service';
-import { DeliveryEvents } from '../delivery-events';
+import { DeliveryEvents } from '../delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import { WebhookSender } from '../http/webhook-sender';
 import { DeliveryTracing } from '../trace-context/delivery-tracing';
 import type { DeliveryStatus } from '../webhook-delivery.entity';
 import type { WebhookEvent } from '../webhook-event.entity';
-import { AfterCommit } from './after-commit';
+import { AfterCommit } from './after-commit.subscriber';
 import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';

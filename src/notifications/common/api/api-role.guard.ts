@@ -1,6 +1,6 @@
 import { type CanActivate, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 
 /** The settings and internal routes exist in `api` and `all` processes; a `worker` process answers 404 on them. */
 @Injectable()

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { filter, type Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
-import { GroupCommit } from '../common/group-commit';
-import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events';
+import { GroupCommit } from '../common/concurrency/group-commit';
+import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events.service';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
-import { EndpointHealthRecorder } from '../endpoint-health/endpoint-health-recorder';
+import { EndpointHealthRecorder } from '../endpoint-health/endpoint-health-recorder.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesService } from '../preferences/preferences.service';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type SerialTransactions, serialTransactionsOf } from '../../common/serial-transactions';
+import { type SerialTransactions, serialTransactionsOf } from '../../common/database/serial-transactions';
 import type {
   DataSource,
   EntityManager,

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import type { Subscription } from 'rxjs';
 import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
-import { GroupCommit } from '../common/group-commit';
-import { DeliveryEvents, type WebhookHealthChanged } from '../delivery/delivery-events';
+import { GroupCommit } from '../common/concurrency/group-commit';
+import { DeliveryEvents, type WebhookHealthChanged } from '../delivery/delivery-events.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { webhookKey } from '../preferences/webhook-key';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
-import { DeliveryEvents } from '../delivery/delivery-events';
-import { OutboxEngine } from '../delivery/engine/outbox-engine';
+import { DeliveryEvents } from '../delivery/delivery-events.service';
+import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';

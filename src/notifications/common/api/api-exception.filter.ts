@@ -2,9 +2,9 @@ import { STATUS_CODES } from 'node:http';
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { FieldError } from './api-errors';
-import { isDatabaseUnavailable } from './database-errors';
+import { isDatabaseUnavailable } from '../database/database-errors';
 import type { ErrorResponseDto } from './error-response.dto';
-import { RetryLaterException } from './retry-later.exception';
+import { RetryLaterException } from '../../delivery/publish-deadline/retry-later.exception';
 
 function toBody(status: number, response: unknown): ErrorResponseDto {
   const error = STATUS_CODES[status] ?? 'Error';
