@@ -56,7 +56,8 @@ export { NotificationsMetrics } from './notifications/metrics/notifications-metr
 
 // The options' allowed values and defaults, for an app that configures the module from its environment (the standalone
 // service's config/ does), and its other building blocks: the OpenAPI document's webhooks, a constant-time bearer token.
-export { DEFAULT_LEASE_MS, LEASE_MARGIN_MS, PROCESS_ROLES, type ProcessRole } from './notifications/delivery/delivery-settings';
+export { DEFAULT_LEASE_MS, LEASE_MARGIN_MS } from './notifications/delivery/delivery-settings';
+export { PROCESS_ROLES, type ProcessRole } from './notifications/process-role';
 export { DEFAULT_WEBHOOK_TIMEOUT_MS } from './notifications/delivery/http/webhook-sender';
 export { CLAIM_MODES, type ClaimMode } from './notifications/delivery/engine/claim-mode';
 export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/idempotency/idempotency-window';

@@ -67,7 +67,7 @@ async function databaseReady(config: AppConfig): Promise<boolean> {
 /** One line each: which non-public ranges webhooks may reach, and which extra CAs their TLS trusts. */
 function logWebhookTrust(config: AppConfig): void {
   const production = config.nodeEnv === NodeEnv.production;
-  const trust = webhookTrustSummary(config.webhookAllowedCidrs, config.webhookExtraCa, {
+  const trust = webhookTrustSummary(config.notifications.allowedCidrs, config.webhookExtraCa, {
     production,
     nodeExtraCaCerts: process.env.NODE_EXTRA_CA_CERTS,
   });

@@ -16,8 +16,8 @@ describe('loadAppConfig', () => {
     const env = { DB_PATH: join(dir, 'db.sqlite') };
     const first = loadAppConfig(env);
     expect(first).toMatchObject({ port: 3000, nodeEnv: 'development', database: { type: 'sqlite', path: env.DB_PATH } });
-    expect(first.encryptionKeys[0].key).toHaveLength(32);
-    expect(readFileSync(join(dir, 'jwt-secret.dev'), 'utf8')).toBe(first.jwtSecret);
+    expect(first.notifications.encryptionKeys[0].key).toHaveLength(32);
+    expect(readFileSync(join(dir, 'jwt-secret.dev'), 'utf8')).toBe(first.notifications.jwtSecret);
     expect(loadAppConfig(env)).toEqual(first);
   });
 
@@ -67,9 +67,9 @@ describe('loadAppConfig', () => {
       JWT_MAX_LIFETIME_SECONDS: '3600',
     });
     expect(config.port).toBe(8080);
-    expect(config.maxTokenLifetimeSeconds).toBe(3600);
+    expect(config.notifications.maxTokenLifetimeSeconds).toBe(3600);
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
-    expect(config.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+    expect(config.notifications.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
   });
 
   it('reads the database timeouts, pool limits and publish deadline', () => {
@@ -88,7 +88,7 @@ describe('loadAppConfig', () => {
       url: 'mysql://app:pw@db:3306/notifications',
       tuning: { connectTimeoutMs: 2000, queryTimeoutMs: 0, poolSize: 20, poolQueueLimit: 50 },
     });
-    expect(config.publishTimeoutMs).toBe(3000);
+    expect(config.notifications.publishTimeoutMs).toBe(3000);
   });
 
   it('reads the delivery tuning, leaving what is unset to the module defaults', () => {
@@ -101,7 +101,7 @@ describe('loadAppConfig', () => {
       DELIVERY_LEASE_MS: '10000',
       DELIVERY_TIMEOUT_MS: '2000',
     };
-    expect(loadAppConfig(env).delivery).toEqual({
+    expect(loadAppConfig(env).notifications.delivery).toEqual({
       concurrency: 128,
       perEndpointConcurrency: 8,
       circuitBreaker: { failuresToOpen: 0, coolDownMs: undefined },
@@ -112,8 +112,8 @@ describe('loadAppConfig', () => {
   });
 
   it('reads PROCESS_ROLE, all by default', () => {
-    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite') }).role).toBe('all');
-    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), PROCESS_ROLE: 'worker' }).role).toBe('worker');
+    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite') }).notifications.role).toBe('all');
+    expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), PROCESS_ROLE: 'worker' }).notifications.role).toBe('worker');
   });
 
   describe('bad values: one line per variable, naming it', () => {
@@ -190,14 +190,14 @@ describe('loadAppConfig', () => {
 
     it('accepts them with WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=i-understand-the-ssrf-risk, and outside production', () => {
       const override = { WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk', WEBHOOK_ALLOWED_CIDRS: '10.0.0.0/8' };
-      expect(loadAppConfig({ ...production, ...override }).webhookAllowedCidrs).toEqual(['10.0.0.0/8']);
-      expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), WEBHOOK_ALLOWED_CIDRS: '0.0.0.0/0' }).webhookAllowedCidrs).toEqual([
-        '0.0.0.0/0',
-      ]);
+      expect(loadAppConfig({ ...production, ...override }).notifications.allowedCidrs).toEqual(['10.0.0.0/8']);
+      expect(
+        loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), WEBHOOK_ALLOWED_CIDRS: '0.0.0.0/0' }).notifications.allowedCidrs,
+      ).toEqual(['0.0.0.0/0']);
     });
 
     it('accepts an allow-list of public ranges only (it changes nothing)', () => {
-      expect(loadAppConfig({ ...production, WEBHOOK_ALLOWED_CIDRS: '8.8.8.0/24 2606:4700::/32' }).webhookAllowedCidrs).toEqual([
+      expect(loadAppConfig({ ...production, WEBHOOK_ALLOWED_CIDRS: '8.8.8.0/24 2606:4700::/32' }).notifications.allowedCidrs).toEqual([
         '8.8.8.0/24',
         '2606:4700::/32',
       ]);
@@ -205,7 +205,7 @@ describe('loadAppConfig', () => {
 
     it('so the metadata address stays refused in production', () => {
       const config = loadAppConfig(production);
-      const policy = new WebhookUrlPolicy({ allowedCidrs: config.webhookAllowedCidrs });
+      const policy = new WebhookUrlPolicy({ allowedCidrs: config.notifications.allowedCidrs });
       expect(() => policy.checkSyntax('https://169.254.169.254/latest/meta-data')).toThrow('link-local');
     });
   });
@@ -218,7 +218,7 @@ describe('loadAppConfig', () => {
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       WEBHOOK_EXTRA_CA_FILE: file,
     });
-    const summary = webhookTrustSummary(config.webhookAllowedCidrs, config.webhookExtraCa, { production: false });
+    const summary = webhookTrustSummary(config.notifications.allowedCidrs, config.webhookExtraCa, { production: false });
     expect(summary.allowList).toBe('Webhook allow-list: 127.0.0.0/8 (webhook URLs may reach these addresses although not public)');
     expect(summary.extraCas).toMatch(
       new RegExp(`^Extra CAs for webhook receivers: 1 from ${file}: "CN=receiver.test" \\(SHA-256 [0-9A-F:]{95}, valid to `),
@@ -233,8 +233,8 @@ describe('loadAppConfig', () => {
 
   it('refuses user tokens without exp unless JWT_ALLOW_TOKENS_WITHOUT_EXPIRY=true', () => {
     const env = { DB_PATH: join(dataDir(), 'db.sqlite') };
-    expect(loadAppConfig(env).allowTokensWithoutExpiry).toBe(false);
-    expect(loadAppConfig({ ...env, JWT_ALLOW_TOKENS_WITHOUT_EXPIRY: 'true' }).allowTokensWithoutExpiry).toBe(true);
+    expect(loadAppConfig(env).notifications.allowTokensWithoutExpiry).toBe(false);
+    expect(loadAppConfig({ ...env, JWT_ALLOW_TOKENS_WITHOUT_EXPIRY: 'true' }).notifications.allowTokensWithoutExpiry).toBe(true);
   });
 
   it('names a key that does not decode to 32 bytes', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { DeliveryTuning, EncryptionKey, ProcessRole, RateLimitOptions } from '../index';
+import type { EncryptionKey, NotificationsModuleOptions } from '../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
 import { type ExtraCaFile, readExtraCaFile, splitCidrs } from './webhook-trust';
@@ -23,45 +23,26 @@ export type DatabaseConfig =
   | { readonly type: DbType.sqlite; readonly path: string }
   | { readonly type: DbType.mysql | DbType.mariadb; readonly url: string; readonly tuning?: MysqlTuning };
 
-/** The standalone service's configuration, read once at start. */
+/**
+ * The standalone service's configuration, read once at start: what the service itself needs, and `notifications`,
+ * NotificationsModule's options as the environment sets them (AppModule passes them on as they are; the module's own
+ * validation and defaults apply to them as to any host's).
+ */
 export interface AppConfig {
   readonly nodeEnv: NodeEnv;
   readonly port: number;
   readonly database: DatabaseConfig;
-  readonly jwtSecret: string;
-  /** Accept user tokens without `exp` (JWT_ALLOW_TOKENS_WITHOUT_EXPIRY=true); default false. */
-  readonly allowTokensWithoutExpiry?: boolean;
-  /** The longest lifetime a user token may claim (JWT_MAX_LIFETIME_SECONDS); default 7 days. */
-  readonly maxTokenLifetimeSeconds?: number;
-  readonly encryptionKeys: readonly EncryptionKey[];
-  readonly serviceSite: string;
-  readonly internalApiToken?: string;
-  readonly webhookAllowedCidrs: readonly string[];
-  readonly webhookExtraCaPem?: string;
-  /** Where `webhookExtraCaPem` was read from, and its certificates (for the start-up log). */
+  readonly notifications: NotificationsModuleOptions;
+  /** Where the extra CA (`notifications.extraCaPem`) was read from, and its certificates (for the start-up log). */
   readonly webhookExtraCa?: ExtraCaFile;
   /** Browser origins allowed by CORS; empty or absent: CORS off. */
   readonly corsOrigins?: readonly string[];
-  /** Per-user limits of the settings API (module defaults when absent). */
-  readonly rateLimits?: RateLimitOptions;
   /** Level of the JSON logs (default info). */
   readonly logLevel?: LogLevel;
   /** Bearer token GET /metrics requires; open when absent. */
   readonly metricsToken?: string;
   /** After a shutdown signal, how long the service keeps working with /health/ready at 503 before it drains (default 0). */
   readonly shutdownReadinessDelayMs?: number;
-  /** Days DELIVERED/CANCELLED and FAILED deliveries are kept, hours publish idempotency keys are (module defaults when absent). */
-  readonly retention?: { readonly deliveredDays: number; readonly failedDays: number; readonly idempotencyKeyHours: number };
-  /** Consecutive FAILED deliveries that disable a webhook; 0 = never. */
-  readonly webhookAutoDisableAfter?: number;
-  /** Failed attempts in a row after which a webhook's health is FAILING. */
-  readonly webhookHealthFailingAfter?: number;
-  /** Delivery tuning from DELIVERY_* (module defaults for what is absent). */
-  readonly delivery?: DeliveryTuning;
-  /** How long the publish endpoint waits for its events to be queued before answering 503 (module default when absent). */
-  readonly publishTimeoutMs?: number;
-  /** PROCESS_ROLE: what this process does (`api`, `worker` or `all`). */
-  readonly role?: ProcessRole;
 }
 
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -84,45 +65,47 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv: variables.NODE_ENV,
     port: variables.PORT,
     database,
-    jwtSecret: variables.JWT_SECRET ?? developmentSecret(devDir, 'jwt-secret', 'JWT_SECRET', () => randomBytes(32).toString('base64url')),
-    encryptionKeys: parseEncryptionKeys(
-      variables.SECRETS_ENCRYPTION_KEY ??
-        developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
-    ),
-    allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
-    maxTokenLifetimeSeconds: variables.JWT_MAX_LIFETIME_SECONDS,
-    serviceSite: variables.SERVICE_SITE,
-    internalApiToken: variables.INTERNAL_API_TOKEN,
-    webhookAllowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
-    webhookExtraCaPem: extraCa?.pem,
+    notifications: {
+      jwtSecret: variables.JWT_SECRET ?? developmentSecret(devDir, 'jwt-secret', 'JWT_SECRET', () => randomBytes(32).toString('base64url')),
+      allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
+      maxTokenLifetimeSeconds: variables.JWT_MAX_LIFETIME_SECONDS,
+      encryptionKeys: parseEncryptionKeys(
+        variables.SECRETS_ENCRYPTION_KEY ??
+          developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
+      ),
+      serviceSite: variables.SERVICE_SITE,
+      internalApiToken: variables.INTERNAL_API_TOKEN,
+      allowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
+      extraCaPem: extraCa?.pem,
+      rateLimits: {
+        settings: { limit: variables.RATE_LIMIT_SETTINGS_PER_MINUTE, ttlMs: 60_000 },
+        testSend: { limit: variables.RATE_LIMIT_TEST_SEND_PER_MINUTE, ttlMs: 60_000 },
+        redeliver: { limit: variables.RATE_LIMIT_REDELIVER_PER_MINUTE, ttlMs: 60_000 },
+      },
+      retention: {
+        deliveredDays: variables.RETENTION_DELIVERED_DAYS,
+        failedDays: variables.RETENTION_FAILED_DAYS,
+        idempotencyKeyHours: variables.RETENTION_IDEMPOTENCY_KEY_HOURS,
+      },
+      autoDisableAfterFailures: variables.WEBHOOK_AUTO_DISABLE_AFTER,
+      healthFailingAfterAttempts: variables.WEBHOOK_HEALTH_FAILING_AFTER,
+      delivery: {
+        concurrency: variables.DELIVERY_CONCURRENCY,
+        perEndpointConcurrency: variables.DELIVERY_PER_ENDPOINT_CONCURRENCY,
+        circuitBreaker: { failuresToOpen: variables.DELIVERY_CIRCUIT_FAILURES, coolDownMs: variables.DELIVERY_CIRCUIT_COOL_DOWN_MS },
+        batchSize: variables.DELIVERY_BATCH_SIZE,
+        leaseMs: variables.DELIVERY_LEASE_MS,
+        timeoutMs: variables.DELIVERY_TIMEOUT_MS,
+        claimMode: variables.DELIVERY_CLAIM_MODE,
+      },
+      publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
+      role: variables.PROCESS_ROLE,
+    },
     webhookExtraCa: extraCa,
     corsOrigins: parseCorsOrigins(variables.CORS_ORIGINS),
-    rateLimits: {
-      settings: { limit: variables.RATE_LIMIT_SETTINGS_PER_MINUTE, ttlMs: 60_000 },
-      testSend: { limit: variables.RATE_LIMIT_TEST_SEND_PER_MINUTE, ttlMs: 60_000 },
-      redeliver: { limit: variables.RATE_LIMIT_REDELIVER_PER_MINUTE, ttlMs: 60_000 },
-    },
     logLevel: variables.LOG_LEVEL,
     metricsToken: variables.METRICS_TOKEN,
     shutdownReadinessDelayMs: variables.SHUTDOWN_READINESS_DELAY_MS,
-    retention: {
-      deliveredDays: variables.RETENTION_DELIVERED_DAYS,
-      failedDays: variables.RETENTION_FAILED_DAYS,
-      idempotencyKeyHours: variables.RETENTION_IDEMPOTENCY_KEY_HOURS,
-    },
-    webhookAutoDisableAfter: variables.WEBHOOK_AUTO_DISABLE_AFTER,
-    webhookHealthFailingAfter: variables.WEBHOOK_HEALTH_FAILING_AFTER,
-    delivery: {
-      concurrency: variables.DELIVERY_CONCURRENCY,
-      perEndpointConcurrency: variables.DELIVERY_PER_ENDPOINT_CONCURRENCY,
-      circuitBreaker: { failuresToOpen: variables.DELIVERY_CIRCUIT_FAILURES, coolDownMs: variables.DELIVERY_CIRCUIT_COOL_DOWN_MS },
-      batchSize: variables.DELIVERY_BATCH_SIZE,
-      leaseMs: variables.DELIVERY_LEASE_MS,
-      timeoutMs: variables.DELIVERY_TIMEOUT_MS,
-      claimMode: variables.DELIVERY_CLAIM_MODE,
-    },
-    publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
-    role: variables.PROCESS_ROLE,
   };
 }
 

@@ -66,11 +66,11 @@ export function readExtraCaFile(path: string): ExtraCaFile {
 
 /** Start-up log lines: which allow-list and which extra CAs are in force (no secrets: certificates and ranges are public). */
 export function webhookTrustSummary(
-  allowedCidrs: readonly string[],
+  allowedCidrs: readonly string[] | undefined,
   extraCa: ExtraCaFile | undefined,
   env: { production: boolean; nodeExtraCaCerts?: string },
 ): { allowList: string; extraCas: string; warn: boolean } {
-  const list = parseCidrList(allowedCidrs);
+  const list = parseCidrList(allowedCidrs ?? []);
   const allowList = list.isEmpty
     ? 'Webhook allow-list: none (webhook URLs must reach public addresses only)'
     : `Webhook allow-list: ${list.toString()} (webhook URLs may reach these addresses although not public` +

@@ -14,10 +14,11 @@ const config: AppConfig = {
   nodeEnv: NodeEnv.development,
   port: 0,
   database: { type: DbType.sqlite, path: ':memory:' },
-  jwtSecret: 'x'.repeat(32),
-  encryptionKeys: [{ id: 'openapi', key: Buffer.alloc(32) }],
-  serviceSite: 'https://funding.example.com',
-  webhookAllowedCidrs: [],
+  notifications: {
+    jwtSecret: 'x'.repeat(32),
+    encryptionKeys: [{ id: 'openapi', key: Buffer.alloc(32) }],
+    serviceSite: 'https://funding.example.com',
+  },
 };
 
 async function main(): Promise<void> {

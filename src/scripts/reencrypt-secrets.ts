@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const dataSource = new DataSource({ ...databaseOptions(config.database), migrationsRun: false });
   await dataSource.initialize();
   try {
-    const reencryption = SecretsReencryption.overDataSource(dataSource, config.encryptionKeys);
+    const reencryption = SecretsReencryption.overDataSource(dataSource, config.notifications.encryptionKeys);
     const report = await reencryption.run(batchSize);
     const byKey = [...(await reencryption.secretsByKeyId())].map(([keyId, count]) => `${keyId}=${count}`).join(', ') || 'none';
     console.log(

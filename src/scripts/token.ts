@@ -17,4 +17,4 @@ if (userId === undefined) {
   console.error('Usage: npm run token -- <userId>   (a positive integer)');
   process.exit(1);
 }
-console.log(signUserToken(loadAppConfig().jwtSecret, userId));
+console.log(signUserToken(loadAppConfig().notifications.jwtSecret!, userId));

@@ -2,17 +2,13 @@ import { Logger, type LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
-import {
-  MAX_CLOCK_SKEW_MS,
-  RECORD_BUDGET_MS,
-  type DeliverySettings,
-  type ProcessRole,
-} from '../../src/notifications/delivery/delivery-settings';
+import { MAX_CLOCK_SKEW_MS, RECORD_BUDGET_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
 import type { Job } from '../../src/notifications/delivery/engine/attempt-runner';
 import { type EndpointQueues, endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
 import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
+import type { ProcessRole } from '../../src/notifications/process-role';
 import {
   type AttemptRecord,
   type Claimed,

@@ -33,10 +33,11 @@ export function testAppConfig(database: TestDatabase['config']): AppConfig {
     nodeEnv: NodeEnv.test,
     port: 0,
     database,
-    jwtSecret: TEST_JWT_SECRET,
-    encryptionKeys: [{ id: 'test', key: randomBytes(32) }],
-    serviceSite: 'https://funding.example.com',
-    webhookAllowedCidrs: [],
+    notifications: {
+      jwtSecret: TEST_JWT_SECRET,
+      encryptionKeys: [{ id: 'test', key: randomBytes(32) }],
+      serviceSite: 'https://funding.example.com',
+    },
     logLevel: LogLevel.silent,
   };
 }

@@ -1,6 +1,7 @@
 import { SERVICE_VERSION } from '../../version';
 import { positiveInteger } from '../common/values/positive-integer';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { type ProcessRole, processRole } from '../process-role';
 import type { CircuitBreakerSettings } from './engine/circuit-breaker';
 import { CLAIM_MODES, type ClaimMode } from './engine/claim-mode';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from './http/webhook-sender';
@@ -19,10 +20,6 @@ export interface DeliverySettings {
   /** How the claim keeps instances off one delivery on MySQL/MariaDB; unset: chosen by the server at start. */
   readonly claimMode?: ClaimMode;
 }
-
-/** What a process does: `api` stores and serves, `worker` delivers, `all` both (default). */
-export type ProcessRole = 'api' | 'worker' | 'all';
-export const PROCESS_ROLES: readonly ProcessRole[] = ['api', 'worker', 'all'];
 
 export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
 
@@ -59,8 +56,7 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
   const { failuresToOpen = DEFAULT_CIRCUIT_BREAKER.failuresToOpen, coolDownMs = DEFAULT_CIRCUIT_BREAKER.coolDownMs } = circuitBreaker;
   if (!Number.isInteger(failuresToOpen) || failuresToOpen < 0)
     throw new RangeError(`delivery.circuitBreaker.failuresToOpen must be a whole number ≥ 0 (0 = never), got ${failuresToOpen}`);
-  const role = options.role ?? 'all';
-  if (!PROCESS_ROLES.includes(role)) throw new RangeError(`role must be one of ${PROCESS_ROLES.join(', ')}, got ${String(role)}`);
+  const role = processRole(options);
   if (leaseMs <= timeoutMs + LEASE_MARGIN_MS) {
     throw new RangeError(
       `delivery.leaseMs (${leaseMs}) must exceed delivery.timeoutMs (${timeoutMs}) by more than ${LEASE_MARGIN_MS} ms (record budget and tolerated clock skew)`,
