@@ -1,8 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import {
   LIBRARY_TEMPLATE,
   type LibraryTemplate,
+  libraryDistFiles,
   libraryManifest,
   REPOSITORY_ROOT,
   repositoryLibraryManifest,
@@ -57,5 +59,56 @@ describe('the two manifests: the service (package.json) and the library (generat
     expect(() => libraryManifest(service, requiredPeer)).toThrow(/peerDependencies\.selfsigned .* no such dependency/); // a dev dependency
     const orphan = { ...template, peerDependenciesMeta: { ...template.peerDependenciesMeta, pino: { optional: true } } };
     expect(() => libraryManifest(service, orphan)).toThrow(/peerDependenciesMeta\.pino names no peer/);
+  });
+});
+
+describe('the compiled code the library ships', () => {
+  it("is what its entries load or name, never the standalone service's own code", () => {
+    const dist = mkdtempSync(join(tmpdir(), 'nw-dist-'));
+    const write = (file: string, text = '') => {
+      mkdirSync(dirname(join(dist, file)), { recursive: true });
+      writeFileSync(join(dist, file), text);
+    };
+    write('index.js', 'const m = require("./notifications/notifications.module");');
+    write('index.js.map');
+    write(
+      'index.d.ts',
+      "export type { Options } from './notifications/options';\nexport { NotificationsModule } from './notifications/notifications.module';",
+    );
+    write('notifications/notifications.module.js', 'require("../version"); require("./delivery");');
+    write('notifications/notifications.module.d.ts', "import type { Clock } from './clock/clock';");
+    write('notifications/delivery/index.js');
+    write('notifications/options.d.ts', "export type Options = import('./clock/clock').Clock;");
+    write('notifications/options.js');
+    write('notifications/clock/clock.js');
+    write('notifications/clock/clock.d.ts');
+    write('version.js');
+    write('testing/index.js', "require('./test-receiver');");
+    write('testing/test-receiver.js');
+    write('openapi-types.js');
+    write('main.js', 'require("./app.module"); require("./index");');
+    write('app.module.js', 'require("./config/load-app-config");');
+    write('config/load-app-config.js');
+    write('notifications/common/stale-from-an-old-build.js');
+    try {
+      expect(libraryDistFiles(dist)).toEqual([
+        'index.d.ts',
+        'index.js',
+        'index.js.map',
+        'notifications/clock/clock.d.ts',
+        'notifications/clock/clock.js',
+        'notifications/delivery/index.js',
+        'notifications/notifications.module.d.ts',
+        'notifications/notifications.module.js',
+        'notifications/options.d.ts',
+        'notifications/options.js',
+        'openapi-types.js',
+        'testing/index.js',
+        'testing/test-receiver.js',
+        'version.js',
+      ]);
+    } finally {
+      rmSync(dist, { recursive: true, force: true });
+    }
   });
 });

@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 
 type Ranges = Record<string, string>;
 
@@ -72,9 +72,41 @@ export function repositoryLibraryManifest(root = REPOSITORY_ROOT): LibraryManife
   return libraryManifest(readJson(join(root, 'package.json')), readJson(join(root, LIBRARY_TEMPLATE)));
 }
 
+/** The library's entry points in dist/ (`exports`): what a host can load, and so all the compiled code the package ships. */
+export const LIBRARY_ENTRIES = ['index', 'testing/index', 'openapi-types'];
+/** A relative module a compiled file loads (`require("./x")`) or its declarations name (`from "./x"`, `import("./x")`). */
+const RELATIVE_MODULE = /(?:require\(|from |import\()(["'])(\.{1,2}\/[^"']+)\1/g;
+
+/**
+ * The files of `distRoot` the library needs (paths relative to it): its entries' `.js` and `.d.ts`, and those of every
+ * module they load or name, with their source maps. The standalone service's own code (`main.js`, `app.module.js`, its
+ * config, logging, health and scripts) is left out, and so is everything else no entry reaches.
+ */
+export function libraryDistFiles(distRoot: string): string[] {
+  const modules = new Set<string>();
+  const visit = (module: string) => {
+    if (modules.has(module)) return;
+    modules.add(module);
+    for (const extension of ['.js', '.d.ts']) {
+      const file = join(distRoot, `${module}${extension}`);
+      if (!existsSync(file)) continue;
+      for (const [, , specifier] of readFileSync(file, 'utf8').matchAll(RELATIVE_MODULE)) {
+        const target = relative(distRoot, join(dirname(file), specifier)).replace(/\.js$/, '');
+        visit(existsSync(join(distRoot, target, 'index.js')) ? join(target, 'index') : target);
+      }
+    }
+  };
+  for (const entry of LIBRARY_ENTRIES) visit(entry);
+  return [...modules]
+    .flatMap((module) => ['.js', '.js.map', '.d.ts'].map((extension) => `${module}${extension}`))
+    .filter((file) => existsSync(join(distRoot, file)))
+    .sort();
+}
+
 /**
  * Writes the library package into `stage`: its package.json and the files it lists (plus the README, which npm always
- * packs), copied from the repository with the same paths, so `exports` reads as in the repository (`./dist/index.js`).
+ * packs), copied from the repository with the same paths, so `exports` reads as in the repository (`./dist/index.js`);
+ * of dist/, only what the library's entries reach ({@link libraryDistFiles}).
  * `dist: false` leaves out the compiled code (for tests of the packed file list without a build).
  */
 export function stageLibrary(stage: string, { root = REPOSITORY_ROOT, dist = true } = {}): LibraryManifest {
@@ -84,7 +116,10 @@ export function stageLibrary(stage: string, { root = REPOSITORY_ROOT, dist = tru
   rmSync(stage, { recursive: true, force: true });
   mkdirSync(stage, { recursive: true });
   for (const path of ['README.md', ...manifest.files]) {
-    if (path === 'dist' && !dist) continue;
+    if (path === 'dist') {
+      if (dist) for (const file of libraryDistFiles(join(root, 'dist'))) cpSync(join(root, 'dist', file), join(stage, 'dist', file));
+      continue;
+    }
     cpSync(join(root, path), join(stage, path), { recursive: true });
   }
   writeFileSync(join(stage, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
