@@ -2,31 +2,16 @@ import { Logger, type LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
-import { MAX_CLOCK_SKEW_MS, RECORD_BUDGET_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
+import { MAX_CLOCK_SKEW_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
-import type { Job } from '../../src/notifications/delivery/engine/attempt-runner';
-import { type EndpointQueues, endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
-import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
+import { endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { ProcessRole } from '../../src/notifications/process-role';
-import {
-  type AttemptRecord,
-  type Claimed,
-  type ClaimedDelivery,
-  type ClaimFairness,
-  type Lease,
-  type NewEvent,
-  OutboxStore,
-  type Placement,
-  type PurgedBatch,
-  type QueueDepth,
-  type RecoveryWindow,
-} from '../../src/notifications/delivery/engine/outbox-store';
+import type { AttemptRecord, ClaimedDelivery, NewEvent } from '../../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult, WebhookRequest } from '../../src/notifications/delivery/http/attempt-result';
 import type { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
-import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
@@ -34,7 +19,36 @@ import { type DeliveryRow, InMemoryOutboxStore, SimTransaction } from './in-memo
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
 import { Prng } from './prng';
 import { SimClock, SimTime } from './sim-time';
-
+import {
+  type DeliveryTrack,
+  engineCapacityOf,
+  engineQueuesOf,
+  formatMs,
+  HELD_PER_ENDPOINT_SLOT,
+  HELD_PER_SLOT,
+  type HostTransaction,
+  HOUR,
+  type Instance,
+  LEASE_MS,
+  MINUTE,
+  type Mode,
+  type Origin,
+  OUTAGE_MS,
+  RETENTION_MS,
+  SCHEDULE_MS,
+  SCHEDULE_SLACK_MS,
+  SECOND,
+  type SendRecord,
+  SETTLE_TURNS_MAX,
+  type SimEvent,
+  SKIPPED_FOR_OPEN_CIRCUIT,
+  START,
+  type StoreFault,
+  TIMEOUT_MS,
+  TRACE_STEPS,
+  unsentRecord,
+} from './world-model';
+import { InstanceStore, type StoreWorld } from './instance-store';
 export interface SimOptions {
   readonly seed: number;
   /** Random steps before the quiet phase (no new work; time runs until every delivery is final). */
@@ -80,127 +94,6 @@ export class SimulationFailure extends Error {
   }
 }
 
-const START = Date.UTC(2030, 0, 1);
-const SECOND = 1_000;
-const MINUTE = 60 * SECOND;
-const HOUR = 60 * MINUTE;
-const TIMEOUT_MS = 5_000;
-const LEASE_MS = 60_000;
-/** The engine holds at most concurrency × this many deliveries (HELD_PER_SLOT in instance-capacity.ts). */
-const HELD_PER_SLOT = 16;
-/** A user's share of an instance: perEndpointConcurrency × this (HELD_PER_ENDPOINT_SLOT in instance-capacity.ts). */
-const HELD_PER_ENDPOINT_SLOT = 4;
-/** What a retry cycle may take: the spec's delays, each attempt's deadline, and per attempt the minute tick and a lease. */
-const SCHEDULE_MS = RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0) + MAX_ATTEMPTS * TIMEOUT_MS;
-const SCHEDULE_SLACK_MS = MAX_ATTEMPTS * (MINUTE + 5 * SECOND) + 2 * LEASE_MS + 2 * MINUTE;
-/** Retention in the simulation (the service's is 30 and 90 days): short, so purges meet live deliveries. */
-const RETENTION_MS: Record<'DELIVERED' | 'FAILED' | 'CANCELLED', number> = {
-  DELIVERED: 15 * MINUTE,
-  CANCELLED: 15 * MINUTE,
-  FAILED: 90 * MINUTE,
-};
-const TRACE_STEPS = 30;
-/** A database call this slow is an outage: a delivery whose record it held up may be sent twice (excused, counted). */
-const OUTAGE_MS = 20 * SECOND;
-/** How the error of an attempt skipped for an open circuit starts (engine/attempt-record.ts, skippedForOpenCircuit). */
-const SKIPPED_FOR_OPEN_CIRCUIT = 'circuit open for ';
-const SETTLE_TURNS_MAX = 20_000;
-
-type Mode = 'up' | 'slow' | 'flaky' | 'error' | 'timeout' | 'hang' | 'refused';
-
-interface SimEvent {
-  readonly id: string;
-  readonly userId: number;
-  readonly type: EventType;
-  readonly tx: SimTransaction | null;
-  acked: boolean;
-  /** When a DELIVERED record of one of its deliveries committed. */
-  deliveredAt: number | null;
-  purged: boolean;
-}
-
-interface StoreFault {
-  readonly latencyMs: number;
-  readonly fail: boolean;
-  /** An outage: a stall of {@link OUTAGE_MS} or more. */
-  readonly stalled: boolean;
-}
-
-interface SendRecord {
-  readonly instance: Instance;
-  readonly deliveryId: number;
-  readonly eventId: string;
-  readonly attempt: number;
-  readonly endpoint: string;
-  readonly startedAt: number;
-  completedAt: number | null;
-  record: 'none' | 'pending' | 'stored' | 'lost-lease' | 'failed';
-  /**
-   * Its record was held up past the budget its lease leaves room for: by a database outage (a stall of
-   * {@link OUTAGE_MS} or more), or a record call slower than RECORD_BUDGET_MS. No lease margin covers that.
-   */
-  stalled: boolean;
-  /** Sent while the sending instance's circuit of the endpoint was half-open: the request probes the endpoint. */
-  readonly probe: boolean;
-}
-
-type Origin = 'publish' | 'redelivery' | 'recovery';
-
-interface DeliveryTrack {
-  readonly id: number;
-  readonly eventId: string;
-  readonly deadline: number;
-  readonly haltedAtCreation: number;
-  /** When the row became visible (its host transaction committed). */
-  readonly visibleAt: number;
-  /** What created it. */
-  readonly origin: Origin;
-  /** The instance whose call created it (undefined when a host transaction's commit made it visible). */
-  readonly by: Instance | undefined;
-  readonly sends: Map<number, SendRecord[]>;
-  /** When each recorded attempt's answer came (global time). */
-  readonly recordedEnd: Map<number, number>;
-  /** Seen parked by an open circuit at some point. */
-  parked: boolean;
-  /** Since when (global time) it has been claimable, an expired lease or due after parking, while some instance had room for it. */
-  roomSince: number | null;
-}
-
-interface Instance {
-  readonly slot: number;
-  readonly name: string;
-  readonly role: ProcessRole;
-  readonly clock: SimClock;
-  readonly engine: OutboxEngine;
-  readonly scheduler: DeliveryScheduler;
-  readonly settings: DeliverySettings;
-  alive: boolean;
-  /** When it started (global time). */
-  readonly startedAt: number;
-  /** The latest claim per `eventId#attemptNumber`, to know which delivery a request is for. */
-  /** Claims not sent yet per `eventId#attemptNumber`, to know which delivery a request is for (the request names the event). */
-  readonly claims: Map<string, ClaimedDelivery[]>;
-  readonly inFlight: Map<string, number>;
-  inFlightTotal: number;
-  /** Until when (global time) a database outage holds up one of its calls, records queued behind it included. */
-  outageUntil: number;
-  /** Until when (global time) a stalled database call (over a second: a slow database or an outage) holds up one of its calls. */
-  stalledUntil: number;
-  /** When (global time) its latest read of the running leases' ends (`nextLeaseExpiry`, an `all` process) applied. */
-  leasesReadAt: number;
-  /** The leases that read saw running (its timers then watch each of them end, the earliest first). */
-  leasesSeen: ReadonlySet<string>;
-  /** When (global time) its latest claim that applied was made (what was due then, it took, room and shares allowing). */
-  claimedAt: number;
-}
-
-interface HostTransaction {
-  readonly tx: SimTransaction;
-  readonly instance: Instance;
-  readonly events: SimEvent[];
-  ready: boolean;
-}
-
 const realSetImmediate = globalThis.setImmediate;
 let pendingImmediates = 0;
 function countedSetImmediate(run: (...args: unknown[]) => void, ...args: unknown[]): NodeJS.Immediate {
@@ -241,7 +134,7 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
   }
 }
 
-class World {
+class World implements StoreWorld {
   readonly time = new SimTime(START);
   readonly store = new InMemoryOutboxStore();
   private readonly random: Prng;
@@ -1152,214 +1045,4 @@ class World {
   private at(time: number): string {
     return `t+${formatMs(time - START)}`;
   }
-}
-
-/**
- * One instance's view of the shared in-memory outbox: its calls can be slow (applied when the latency has passed),
- * stall, or fail, as the seed says; a call still waiting when the instance crashes never applies. It also tells the
- * world which leases are this instance's, what it claimed and what it recorded.
- */
-/** The record of an attempt that made no request (skipped for an open circuit, or one the simulation cannot match). */
-function unsentRecord(instance: Instance, claim: ClaimedDelivery, at: number, record: SendRecord['record'], stalled: boolean): SendRecord {
-  const attempt = claim.attemptCount + 1;
-  return {
-    instance,
-    deliveryId: claim.id,
-    eventId: claim.eventId,
-    attempt,
-    endpoint: '',
-    startedAt: at,
-    completedAt: at,
-    record,
-    stalled,
-    probe: false,
-  };
-}
-
-/** The capacity inside an instance's engine (white box): how many deliveries it takes on now. */
-function engineCapacityOf(instance: Instance): InstanceCapacity {
-  return (instance.engine as unknown as { capacity: InstanceCapacity }).capacity;
-}
-
-/** The endpoint queues inside an instance's engine (white box): whose circuit is half-open, so which request is a probe. */
-function engineQueuesOf(instance: Instance): EndpointQueues<Job> {
-  return (instance.engine as unknown as { queues: EndpointQueues<Job> }).queues;
-}
-
-class InstanceStore extends OutboxStore {
-  constructor(
-    private readonly world: World,
-    private readonly instance: Instance,
-  ) {
-    super();
-  }
-
-  private call<T>(
-    mutates: boolean,
-    op: () => Promise<T>,
-    before?: (fault: StoreFault) => void,
-    failed?: () => void,
-    origin: Origin = 'publish',
-  ): Promise<T> {
-    const world = this.world;
-    const fault = world.storeFault(mutates);
-    if (fault.stalled) this.instance.outageUntil = Math.max(this.instance.outageUntil, world.time.now + fault.latencyMs);
-    if (fault.latencyMs > SECOND)
-      // a stall: plain latency is at most 400 ms
-      this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + fault.latencyMs);
-    before?.(fault);
-    const run = (): Promise<T> => {
-      if (mutates) world.activity++;
-      if (!this.instance.alive) return new Promise<T>(() => undefined);
-      if (fault.fail) {
-        failed?.();
-        return Promise.reject(new Error('simulated database error'));
-      }
-      try {
-        const result = op();
-        world.observeStore(origin, this.instance);
-        return result;
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-    };
-    if (fault.latencyMs === 0) return run();
-    return new Promise<T>((resolve, reject) => {
-      world.time.schedule(world.time.now + fault.latencyMs, () => {
-        run().then(resolve, reject);
-      });
-    });
-  }
-
-  private lease(lease: Lease): void {
-    this.world.tokenOwner.set(lease.token, this.instance);
-  }
-
-  private claims(claims: ClaimedDelivery[]): ClaimedDelivery[] {
-    this.world.noteClaims(this.instance, claims);
-    return claims;
-  }
-
-  enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
-    this.lease(lease);
-    return this.call(true, async () => this.claims(await this.world.store.enqueue(events, placeOf, lease)));
-  }
-
-  enqueueWithin(transaction: unknown, events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<void> {
-    this.lease(lease);
-    return this.call(true, () => this.world.store.enqueueWithin(transaction, events, placeOf, lease));
-  }
-
-  leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
-    this.lease(lease);
-    return this.call(false, async () => this.claims(await this.world.store.leasedWith(lease)));
-  }
-
-  anyDue(now: number): Promise<boolean> {
-    return this.call(false, () => this.world.store.anyDue(now));
-  }
-
-  recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
-    this.lease(lease);
-    return this.call(true, () => this.world.store.recoverFailed(window, limit, placeOf, lease), undefined, undefined, 'recovery');
-  }
-
-  nextLeaseExpiry(now: number): Promise<number | null> {
-    return this.call(false, () => {
-      this.instance.leasesReadAt = this.world.time.now;
-      // What the read sees: the leases running at its `now` (ties in time are told apart by order, not by the clock).
-      this.instance.leasesSeen = new Set(
-        [...this.world.store.deliveries.values()]
-          .filter((row) => row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
-          .map((row) => row.lockedBy!),
-      );
-      return this.world.store.nextLeaseExpiry(now);
-    });
-  }
-
-  enqueueAgain(
-    event: Pick<WebhookEvent, 'id' | 'userId' | 'type'>,
-    placement: Placement,
-    lease: Lease,
-  ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null> {
-    this.lease(lease);
-    return this.call(
-      true,
-      async () => {
-        const again = await this.world.store.enqueueAgain(event, placement, lease);
-        if (again !== null && 'lockToken' in again) this.claims([again]);
-        return again;
-      },
-      undefined,
-      undefined,
-      'redelivery',
-    );
-  }
-
-  claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed> {
-    this.lease(lease);
-    const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
-    return this.call(true, async () => {
-      this.instance.claimedAt = startedAt;
-      const claimed = await this.world.store.claimDue(limit, lease, fairness);
-      this.claims(claimed.claims);
-      return claimed;
-    });
-  }
-
-  recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    let sends: SendRecord[] = [];
-    return this.call(
-      true,
-      async () => {
-        const stored = await this.world.store.recordAttempts(attempts);
-        this.world.noteRecorded(attempts, sends, stored);
-        return stored;
-      },
-      (fault) => {
-        sends = this.world.noteRecording(this.instance, attempts, fault.stalled || fault.latencyMs > RECORD_BUDGET_MS);
-      },
-      () => this.world.noteRecorded(attempts, sends, null),
-    );
-  }
-
-  release(claims: readonly ClaimedDelivery[]): Promise<void> {
-    return this.call(true, () => this.world.store.release(claims));
-  }
-
-  cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
-    return this.call(true, () => this.world.store.cancel(claim, now, reason));
-  }
-
-  claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
-    return this.call(true, () => this.world.store.claimProbe(endpoint, now, until));
-  }
-
-  probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
-    return this.call(true, () => this.world.store.probeEnded(endpoint, nextProbeAt));
-  }
-
-  queueDepth(now: number, cap: number): Promise<QueueDepth> {
-    return this.call(false, () => this.world.store.queueDepth(now, cap));
-  }
-
-  purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
-    return this.call(true, async () => {
-      const events = new Set(this.world.store.events.keys());
-      const batch = await this.world.store.purgeBatch(status, before, limit);
-      this.world.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
-      return batch;
-    });
-  }
-}
-
-export function formatMs(ms: number): string {
-  const sign = ms < 0 ? '-' : '';
-  let rest = Math.abs(Math.round(ms));
-  const h = Math.floor(rest / HOUR);
-  rest -= h * HOUR;
-  const m = Math.floor(rest / MINUTE);
-  rest -= m * MINUTE;
-  const s = (rest / SECOND).toFixed(3);
-  return `${sign}${h > 0 ? `${h}h` : ''}${h > 0 || m > 0 ? `${m}m` : ''}${s}s`;
 }
