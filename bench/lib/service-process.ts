@@ -32,7 +32,7 @@ async function boot() {
 
 async function main(): Promise<void> {
   const { WebhookPublisher } = library();
-  const { DeliveryScheduler } = require(`${DIST}/notifications/scheduler/delivery-scheduler.js`) as SchedulerFile;
+  const { DeliveryScheduler } = require(`${DIST}/notifications/scheduler/delivery-scheduler.service.js`) as SchedulerFile;
   const app = await boot();
   const publisher = app.get(WebhookPublisher);
   const scheduler = app.get(DeliveryScheduler);
