@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,recovery]`: the delivery benchmark of
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery]`: the delivery benchmark of
 // issue 4, and the isolation scenario of issue 11. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -20,7 +20,7 @@ import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from
 
 /** The receiver's answer delay in the second scale-out series. */
 const SLOW_RECEIVER_MS = 50;
-const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'recovery'] as const;
+const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'isolation-http', 'recovery'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const FULL: BenchSize = {
@@ -178,12 +178,14 @@ async function main(): Promise<void> {
         report.scaleOut = { runs, slowReceiver: { answerDelayMs: SLOW_RECEIVER_MS, runs: slowRuns } };
       }
     }
-    if (only.has('isolation')) {
-      const result = await isolation(context, size.isolation);
+    for (const path of ['publisher', 'http'] as const) {
+      if (!only.has(path === 'http' ? 'isolation-http' : 'isolation')) continue;
+      const result = await isolation(context, size.isolation, path);
       log(
-        `isolation: healthy p99 ratio with a hanging neighbour ${result.ratios.hanging?.p99}, with a slow one ${result.ratios.slow?.p99}`,
+        `isolation (${path}): healthy p99 ratio with a hanging neighbour ${result.ratios.hanging?.p99}, with a slow one ${result.ratios.slow?.p99}`,
       );
-      report.isolation = result;
+      if (path === 'http') report.isolationHttp = result;
+      else report.isolation = result;
     }
     if (!quick) {
       log('ceiling again, to see the drift within this run');
@@ -249,7 +251,7 @@ function targets(report: BenchReport): Record<string, Target> {
     const { baselineP99Ms, withRecoveryP99Ms, p99Ratio, met } = report.recovery;
     result.recoveryLiveP99AtMost2xAlone = { baselineP99Ms, withRecoveryP99Ms, ratio: p99Ratio, met };
   }
-  Object.assign(result, report.isolation?.targets);
+  Object.assign(result, report.isolation?.targets, report.isolationHttp?.targets);
   return result;
 }
 

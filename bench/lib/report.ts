@@ -27,6 +27,8 @@ export interface BenchReport {
     | { readonly skipped: string }
     | { readonly runs: ThroughputResult[]; readonly slowReceiver: { readonly answerDelayMs: number; readonly runs: ThroughputResult[] } };
   isolation?: IsolationResult;
+  /** The isolation scenario with the healthy load published through the internal HTTP endpoint. */
+  isolationHttp?: IsolationResult;
   profiles?: Record<string, ProfileSummary>;
   targets?: Record<string, Target>;
   failures?: string[];

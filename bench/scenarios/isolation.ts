@@ -4,7 +4,7 @@ import { deliveriesByUser, type DeliverySummary } from '../lib/deliveries-by-use
 import type { IpcChild } from '../lib/ipc';
 import type { Arrival, NeighbourBehaviour, NeighbourStats, ReceiverStats } from '../lib/receiver-types';
 import { startIpcService } from '../lib/services';
-import { type BenchEvent, benchEvent, enableWebhooks, typeOfUser, waitForArrivals } from '../lib/workload';
+import { type BenchEvent, benchEvent, enableWebhooks, postBatch, typeOfUser, waitForArrivals } from '../lib/workload';
 import { percentiles, type Percentiles } from './latency';
 
 /** Seconds of healthy load before each measured run (fresh service: cold JIT, empty pools); not measured. */
@@ -16,6 +16,13 @@ const NEIGHBOUR_BATCH = 500;
 const MAX_P99_RATIO = 2;
 
 type RunKind = 'baseline' | 'hanging' | 'slow';
+
+/**
+ * How the healthy load is published: `publisher`, `WebhookPublisher.publishMany` inside the service (over IPC, `payload.t`
+ * stamped there); `http`, one `POST /api/v1/internal/notifications/events` per event, as a producing service does it
+ * (`payload.t` stamped by the producer before the request, so the latency includes the HTTP call).
+ */
+export type PublishPath = 'publisher' | 'http';
 
 interface Latencies extends Percentiles {
   readonly count: number;
@@ -50,9 +57,10 @@ export interface IsolationRun {
     readonly duplicates: number;
     /** Publish call (inside the service) to first arrival at the receiver, whatever the attempt number; delivered events only. */
     readonly publishToArrivalMs: Latencies | null;
-    /** The same, split: healthy users whose endpoint shares the neighbour's origin, and the rest. */
+    /** The same, split: healthy users whose endpoint shares the neighbour's origin (its host), and the rest. */
     readonly sameOriginAsNeighbourMs: Latencies | null;
     readonly otherOriginsMs: Latencies | null;
+    /** Until the publish call answered: in the service (`publisher`), or the producer's whole HTTP call (`http`). */
     readonly publishToCommitMs: Latencies | null;
     /** From the first publish of the load to the first healthy arrival. */
     readonly firstArrivalAfterLoadStartMs: number | null;
@@ -75,6 +83,7 @@ export interface IsolationRun {
 }
 
 export interface IsolationResult {
+  readonly path: PublishPath;
   readonly size: IsolationSize & { readonly warmupSeconds: number; readonly slowNeighbourMs: number; readonly origins: number };
   readonly runs: Partial<Record<RunKind, IsolationRun>>;
   /** Healthy latency with the neighbour / baseline. */
@@ -90,13 +99,13 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
  * accepts the request and never answers; with one whose endpoint answers 200 after 4.5 s; the neighbour's
  * `neighbourEvents` are published just before the load.
  */
-export async function isolation(context: BenchContext, size: IsolationSize): Promise<IsolationResult> {
+export async function isolation(context: BenchContext, size: IsolationSize, path: PublishPath = 'publisher'): Promise<IsolationResult> {
   const runs: Partial<Record<RunKind, IsolationRun>> = {};
   for (const kind of ['baseline', 'hanging', 'slow'] as const) {
     log(
-      `${kind}: ${size.users} users × 1 event/s for ${size.seconds} s${kind === 'baseline' ? '' : `, after ${size.neighbourEvents} events to a ${kind} neighbour`}`,
+      `${kind} (${path}): ${size.users} users × 1 event/s for ${size.seconds} s${kind === 'baseline' ? '' : `, after ${size.neighbourEvents} events to a ${kind} neighbour`}`,
     );
-    const run = await isolationRun(context, size, kind);
+    const run = await isolationRun(context, size, kind, path);
     runs[kind] = run;
     const { publishToArrivalMs: latency, delivered, published } = run.healthy;
     log(`${kind}: healthy p50 ${latency?.p50} ms, p99 ${latency?.p99} ms, max ${latency?.max} ms; ${delivered} of ${published} delivered`);
@@ -113,12 +122,22 @@ export async function isolation(context: BenchContext, size: IsolationSize): Pro
   };
   const ratios = { hanging: ratioOf('hanging'), slow: ratioOf('slow') };
   const targets: IsolationResult['targets'] = {};
+  const via = path === 'http' ? 'ViaHttp' : '';
   for (const kind of ['hanging', 'slow'] as const) {
     const run = runs[kind];
     if (!run) continue;
     const ratio = ratios[kind]?.p99 ?? null;
     const name = kind === 'hanging' ? 'Hanging' : 'Slow';
-    targets[`isolation${name}NeighbourP99AtMost2xBaseline`] = {
+    // The healthy users whose endpoints share the neighbour's host (one origin of the receiver's) against the whole baseline.
+    const sharedHostP99 = run.healthy.sameOriginAsNeighbourMs?.p99 ?? null;
+    const sharedHostRatio = baseline && sharedHostP99 !== null ? round(sharedHostP99 / baseline.p99, 2) : null;
+    targets[`isolation${name}NeighbourSharedHostP99AtMost2xBaseline${via}`] = {
+      baselineP99: baseline?.p99 ?? null,
+      p99: sharedHostP99,
+      ratio: sharedHostRatio,
+      met: sharedHostRatio !== null && sharedHostRatio <= MAX_P99_RATIO && run.healthy.undelivered === 0,
+    };
+    targets[`isolation${name}NeighbourP99AtMost2xBaseline${via}`] = {
       baselineP99: baseline?.p99 ?? null,
       p99: run.healthy.publishToArrivalMs?.p99 ?? null,
       ratio,
@@ -129,12 +148,13 @@ export async function isolation(context: BenchContext, size: IsolationSize): Pro
     };
   }
   const undelivered = Object.fromEntries(Object.entries(runs).map(([kind, run]) => [kind, run.healthy.undelivered]));
-  targets.isolationEveryHealthyEventDelivered = { undelivered, met: Object.values(undelivered).every((count) => count === 0) };
+  targets[`isolationEveryHealthyEventDelivered${via}`] = { undelivered, met: Object.values(undelivered).every((count) => count === 0) };
   const neighbourLost = Object.fromEntries(
     Object.entries(runs).flatMap(([kind, run]) => (run.neighbourOutcome ? [[kind, run.neighbourOutcome.lost]] : [])),
   );
-  targets.isolationNoNeighbourEventLost = { lost: neighbourLost, met: Object.values(neighbourLost).every((count) => count === 0) };
+  targets[`isolationNoNeighbourEventLost${via}`] = { lost: neighbourLost, met: Object.values(neighbourLost).every((count) => count === 0) };
   return {
+    path,
     size: { ...size, warmupSeconds: WARMUP_SECONDS, slowNeighbourMs: SLOW_NEIGHBOUR_MS, origins: context.bases.length },
     runs,
     ratios,
@@ -142,14 +162,15 @@ export async function isolation(context: BenchContext, size: IsolationSize): Pro
   };
 }
 
-async function isolationRun(context: BenchContext, size: IsolationSize, kind: RunKind): Promise<IsolationRun> {
+async function isolationRun(context: BenchContext, size: IsolationSize, kind: RunKind, path: PublishPath): Promise<IsolationRun> {
   const { users, seconds } = size;
   const neighbourId = users + 1;
   const origins = context.bases.length;
   const behaviour: NeighbourBehaviour | null =
     kind === 'hanging' ? { behaviour: 'hang' } : kind === 'slow' ? { behaviour: 'slow', delayMs: SLOW_NEIGHBOUR_MS } : null;
-  const database = await context.server.create(`isolation_${kind}`);
-  const service = await startIpcService({ database: database.env, caFile: context.caFile }, context.logDir, `isolation-${kind}`);
+  const database = await context.server.create(`isolation_${path}_${kind}`);
+  const service = await startIpcService({ database: database.env, caFile: context.caFile }, context.logDir, `isolation-${path}-${kind}`);
+  const publishOne = publishOneVia(path, service);
   try {
     // The neighbour (user users+1) is enabled in every run, the baseline included, on the origin its id
     // gives it like every user: it shares that origin with users/origins healthy users.
@@ -158,7 +179,7 @@ async function isolationRun(context: BenchContext, size: IsolationSize, kind: Ru
     await context.receiver.call('reset');
 
     const warmup = users * WARMUP_SECONDS;
-    const warm = await publishSteadily(context.receiver, service.ipc, users, 0, warmup, 30_000);
+    const warm = await publishSteadily(context.receiver, publishOne, users, 0, warmup, 30_000);
     await context.receiver.call('reset');
 
     let neighbour: IsolationRun['neighbour'] = null;
@@ -182,7 +203,7 @@ async function isolationRun(context: BenchContext, size: IsolationSize, kind: Ru
     }
 
     const total = users * seconds;
-    const load = await publishSteadily(context.receiver, service.ipc, users, warmup, total, size.stragglerWaitSeconds * 1000);
+    const load = await publishSteadily(context.receiver, publishOne, users, warmup, total, size.stragglerWaitSeconds * 1000);
     const arrivals = (await context.receiver.call<Arrival[]>('arrivals')).filter(([, , , seq]) => seq >= warmup && seq < warmup + total);
     const stats = await context.receiver.call<ReceiverStats>('stats');
     const neighbourStats = await context.receiver.call<NeighbourStats>('neighbourStats');
@@ -254,12 +275,24 @@ function neighbourEvent(userId: number, seq: number): BenchEvent {
   return { ...benchEvent(seq, 1), userId, type: typeOfUser(userId), title: `Neighbour event #${seq}` };
 }
 
+/** Publishes one event by `path`: the deliveries it queued, and how long until the call answered (see `publishToCommitMs`). */
+type PublishOne = (event: BenchEvent) => Promise<{ queued: number; committedMs: number }>;
+
+function publishOneVia(path: PublishPath, service: { ipc: IpcChild; base: string }): PublishOne {
+  if (path === 'publisher') return (event) => service.ipc.call<{ queued: number; committedMs: number }>('publish', [event]);
+  return async (event) => {
+    const startedAt = wallMs();
+    const { queuedDeliveries } = await postBatch(service.base, [event]);
+    return { queued: queuedDeliveries, committedMs: round(wallMs() - startedAt, 2) };
+  };
+}
+
 /**
  * Publishes events `from`… (user 1 + seq mod users: each user one event per second when the rate is `users`/s)
  * one call each on a fixed schedule, not waiting for earlier calls; then waits until they arrived, at most
  * `waitMs` after the last call. Counts only the calls acknowledged by then.
  */
-async function publishSteadily(receiver: IpcChild, service: IpcChild, users: number, from: number, count: number, waitMs: number) {
+async function publishSteadily(receiver: IpcChild, publishOne: PublishOne, users: number, from: number, count: number, waitMs: number) {
   const intervalMs = 1000 / users;
   const committedMs: number[] = [];
   let published = 0;
@@ -269,7 +302,7 @@ async function publishSteadily(receiver: IpcChild, service: IpcChild, users: num
   for (let i = 0; i < count; i++) {
     const wait = startedAt + i * intervalMs - wallMs();
     if (wait > 1) await sleep(wait);
-    service.call<{ queued: number; committedMs: number }>('publish', [benchEvent(from + i, users)]).then(
+    publishOne(benchEvent(from + i, users)).then(
       (result) => {
         published += result.queued;
         committedMs.push(result.committedMs);
