@@ -71,6 +71,10 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     events: number('events') ?? base.events,
     users: number('users') ?? base.users,
     backlog: number('backlog') ?? base.backlog,
+    latencyRate: number('latency-rate') ?? base.latencyRate,
+    latencySeconds: number('latency-seconds') ?? base.latencySeconds,
+    latencyProfile: argv.includes('--latency-profile'),
+    latencyIdleSeconds: number('latency-idle-seconds') ?? 5,
     isolation,
   };
   return { size, quick, only: new Set(only as Scenario[]) };

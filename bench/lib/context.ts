@@ -10,6 +10,10 @@ export interface BenchSize {
   readonly concurrency: number;
   readonly latencyRate: number;
   readonly latencySeconds: number;
+  /** Latency scenario: take a CPU profile of the service over the measured window. */
+  readonly latencyProfile?: boolean;
+  /** Latency scenario: seconds without events after the window, to measure the service's idle CPU and queries. */
+  readonly latencyIdleSeconds?: number;
   readonly backlog: number;
   readonly scaleOut: readonly number[];
   readonly isolation: IsolationSize;

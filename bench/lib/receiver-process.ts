@@ -60,6 +60,10 @@ function freshState() {
     /** First arrival of each event id that carried `payload.t`, whatever its attempt number. */
     arrivals: [] as Arrival[],
     answered: { ok: 0, error500: 0, hang: 0, reset: 0, redirect302: 0 },
+    /** TCP connections accepted, TLS handshakes completed, and of those how many resumed a session. */
+    connections: 0,
+    tlsHandshakes: 0,
+    tlsResumed: 0,
   };
 }
 
@@ -200,7 +204,12 @@ async function start(origins: number, caFile: string): Promise<ReceiverStart> {
     server.headersTimeout = 0;
     server.keepAliveTimeout = 30_000;
     server.on('tlsClientError', () => undefined);
+    server.on('secureConnection', (socket: import('node:tls').TLSSocket) => {
+      state.tlsHandshakes++;
+      if (socket.isSessionReused()) state.tlsResumed++;
+    });
     server.on('connection', (socket: Socket) => {
+      state.connections++;
       const key = connectionKey(socket);
       rawSockets.set(key, socket);
       socket.on('close', () => rawSockets.get(key) === socket && rawSockets.delete(key));
@@ -223,6 +232,9 @@ function stats(): ReceiverStats {
     firstAt: state.firstAt,
     lastOkAt: state.lastOkAt,
     answered: state.answered,
+    connections: state.connections,
+    tlsHandshakes: state.tlsHandshakes,
+    tlsResumed: state.tlsResumed,
   };
 }
 

@@ -31,6 +31,9 @@ export interface ReceiverStats {
   readonly firstAt: number;
   readonly lastOkAt: number;
   readonly answered: Record<ReceivedAttempt['behaviour'], number>;
+  readonly connections?: number;
+  readonly tlsHandshakes?: number;
+  readonly tlsResumed?: number;
 }
 
 /** How a neighbour's endpoint (one user's `/hook/<userId>/…` paths) answers: never, or 200 after `delayMs`. */

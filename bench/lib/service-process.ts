@@ -30,7 +30,31 @@ async function boot() {
   return app;
 }
 
+/** Statements the service sent to the database, by kind and table (counted in mysql2, below TypeORM). */
+const queryCounts = new Map<string, number>();
+function countQueries(): void {
+  try {
+    // mysql2's exports map hides lib/: its BaseConnection is the prototype of the exported Connection's.
+    const { Connection } = require('mysql2') as { Connection: { prototype: object } };
+    const base = Object.getPrototypeOf(Connection.prototype) as Record<string, (...args: unknown[]) => unknown>;
+    for (const method of ['query', 'execute']) {
+      const original = base[method];
+      base[method] = function (this: unknown, sql: unknown, ...rest: unknown[]) {
+        const text = typeof sql === 'string' ? sql : ((sql as { sql?: string } | null)?.sql ?? '');
+        const verb = /^\s*(\w+(?:\s+TRANSACTION)?)/i.exec(text)?.[1]?.toUpperCase() ?? '?';
+        const table = /\b(?:FROM|INTO|UPDATE)\s+`?(\w+)`?/i.exec(text)?.[1] ?? '';
+        const key = table ? `${verb} ${table}` : verb;
+        queryCounts.set(key, (queryCounts.get(key) ?? 0) + 1);
+        return original.call(this, sql, ...rest);
+      };
+    }
+  } catch {
+    // not on mysql2
+  }
+}
+
 async function main(): Promise<void> {
+  countQueries();
   const { WebhookPublisher } = library();
   const { DeliveryScheduler } = require(`${DIST}/notifications/scheduler/delivery-scheduler.service.js`) as SchedulerFile;
   const app = await boot();
@@ -53,6 +77,13 @@ async function main(): Promise<void> {
       return { queued: result.queuedDeliveries, eventIds: result.eventIds.length, committedMs: wallMs() - t };
     },
     tick: () => scheduler.tick(),
+    /** This process's CPU time so far (µs), and its statement counts (reset by the call when asked). */
+    cpuUsage: () => process.cpuUsage(),
+    queryCounts: (reset: boolean) => {
+      const counts = Object.fromEntries([...queryCounts].sort((a, b) => b[1] - a[1]));
+      if (reset) queryCounts.clear();
+      return counts;
+    },
     startSampling: (intervalMs: number) => {
       samples = [];
       const sample = () => {

@@ -1,4 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { sleep, wallMs } from '../lib/clock';
+import { cpuSnapshot, cpuUsage, databaseServerPids } from '../lib/cpu';
+import { summarizeProfile, type ProfileSummary } from '../lib/profile-summary';
+import type { ReceiverStats } from '../lib/receiver-types';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
 import type { BenchDatabase } from '../lib/databases';
@@ -29,6 +34,9 @@ export interface LatencyResult extends DeliveryCheck {
   readonly servicePauses: PauseReport;
   /** The warm-up before the window, at the same rate; not part of the figures above. */
   readonly warmup: { readonly seconds: number; readonly publishToReceiverMs: Percentiles };
+  /** Where a lone event's cost goes (issue 24): CPU, statements and TLS handshakes per event over the window, and at idle. */
+  readonly perEvent?: Record<string, unknown>;
+  readonly profile?: ProfileSummary;
 }
 
 /** Work run alongside the measured window (the recovery scenario): prepared after the warm-up, started with the window. */
@@ -60,13 +68,77 @@ export async function latency(context: BenchContext, alongside?: AlongsideLoad):
     await context.receiver.call('reset');
     const total = rate * seconds;
     await service.ipc.call('startPauseWatch');
+    const profileFile = join(context.profileDir, `${name}-${rate}.cpuprofile`);
+    if (context.size.latencyProfile) await service.ipc.call('startProfile');
+    const pids = { service: [service.ipc.process.pid!], receiver: [context.receiver.process.pid!], database: databaseServerPids() };
+    const procBefore = cpuSnapshot(pids);
+    await service.ipc.call('queryCounts', true);
+    const cpuBefore = await service.ipc.call<NodeJS.CpuUsage>('cpuUsage');
     const startedAt = wallMs();
+    // For an outside profiler (perf, strace): the service's pid, written as the measured window starts.
+    if (process.env.BENCH_WINDOW_MARKER) writeFileSync(process.env.BENCH_WINDOW_MARKER, `${service.ipc.process.pid}\n`);
     const started = alongside?.start(service.base);
+    // The service's CPU per 5 s of the window (ms of CPU per event published in it): is it still warming up?
+    const series: number[] = [];
+    let last = cpuBefore;
+    const seriesTimer = setInterval(() => {
+      void service.ipc.call<NodeJS.CpuUsage>('cpuUsage').then((now) => {
+        series.push(round((now.user - last.user + now.system - last.system) / 1000 / (rate * 5), 3));
+        last = now;
+      });
+    }, 5000);
     const committed = await publishSteadily(service.ipc, rate, users, warmupEvents, total);
+    clearInterval(seriesTimer);
     const achievedRate = (total * 1000) / (wallMs() - startedAt);
     await started;
     const stats = await waitForEvents(context.receiver, total + extra, () => deliveryStates(database));
+    const cpuAfter = await service.ipc.call<NodeJS.CpuUsage>('cpuUsage');
+    const windowMs = wallMs() - startedAt;
+    const queries = await service.ipc.call<Record<string, number>>('queryCounts', true);
+    const procUsage = cpuUsage(procBefore, cpuSnapshot(pids));
+    if (context.size.latencyProfile) await service.ipc.call('stopProfile', profileFile);
     const servicePauses = await service.ipc.call<PauseReport>('stopPauseWatch');
+    // Idle: no events, the same process; what it spends on its own (timers, polls) per second.
+    const idleSeconds = context.size.latencyIdleSeconds ?? 0;
+    const idleBefore = await service.ipc.call<NodeJS.CpuUsage>('cpuUsage');
+    const idleStartedAt = wallMs();
+    if (idleSeconds > 0) await sleep(idleSeconds * 1000);
+    const idleAfter = await service.ipc.call<NodeJS.CpuUsage>('cpuUsage');
+    const idleMs = wallMs() - idleStartedAt;
+    const idleQueries = await service.ipc.call<Record<string, number>>('queryCounts', true);
+    const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user - a.user + b.system - a.system) / 1000;
+    const sum = (counts: Record<string, number>) => Object.values(counts).reduce((x, y) => x + y, 0);
+    const rstats = stats as ReceiverStats;
+    const windowCpuMs = cpuMs(cpuBefore, cpuAfter);
+    const perEvent = {
+      events: total,
+      windowMs: round(windowMs),
+      serviceCpuMs: round(windowCpuMs),
+      serviceCores: round(windowCpuMs / windowMs, 3),
+      serviceCpuMsPerEvent: round(windowCpuMs / total, 3),
+      cpuMsPerEventEvery5s: series,
+      serviceUserSystemMs: {
+        user: round((cpuAfter.user - cpuBefore.user) / 1000),
+        system: round((cpuAfter.system - cpuBefore.system) / 1000),
+      },
+      processes: procUsage,
+      statementsPerEvent: round(sum(queries) / total, 3),
+      statements: queries,
+      receiver: {
+        requests: rstats.requests,
+        connections: rstats.connections,
+        tlsHandshakes: rstats.tlsHandshakes,
+        tlsResumed: rstats.tlsResumed,
+        handshakesPerEvent: round((rstats.tlsHandshakes ?? 0) / total, 4),
+      },
+      idle: {
+        seconds: round(idleMs / 1000, 2),
+        serviceCores: round(cpuMs(idleBefore, idleAfter) / idleMs, 4),
+        serviceCpuMsPerSecond: round(cpuMs(idleBefore, idleAfter) / (idleMs / 1000), 2),
+        statementsPerSecond: round(sum(idleQueries) / (idleMs / 1000), 2),
+        statements: idleQueries,
+      },
+    };
     const check = checkDelivery(context, name, stats, total + extra);
     return {
       ...check,
@@ -77,6 +149,8 @@ export async function latency(context: BenchContext, alongside?: AlongsideLoad):
       publishToCommitMs: percentiles(committed),
       servicePauses,
       warmup: { seconds: WARMUP_SECONDS, publishToReceiverMs: percentiles(warmupLatencies) },
+      perEvent,
+      ...(context.size.latencyProfile ? { profile: summarizeProfile(profileFile, 40) } : {}),
     };
   } finally {
     await service.stop();
