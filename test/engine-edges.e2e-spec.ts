@@ -24,20 +24,36 @@ describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) =
 
   it('a publish whose commit succeeded but whose read-back failed is acknowledged, and delivered once its lease expires', async () => {
     await t.enableWebhook(1, 'RATE_SPIKE', '/read-back');
+    await t.enableWebhook(31, 'RATE_SPIKE', '/read-back-too');
     const query = t.dataSource.query.bind(t.dataSource);
     vi.spyOn(t.dataSource, 'query').mockImplementation((sql: string, ...rest: unknown[]) =>
       sql.startsWith('SELECT id, event_id FROM webhook_deliveries WHERE locked_by')
         ? Promise.reject(new Error('connection lost'))
         : (query as (sql: string, ...rest: unknown[]) => Promise<unknown>)(sql, ...rest),
     );
-    const published = await t.publish(event(1)).expect(202);
+    // Two events: a lone event's delivery id comes with its insert, only a group's are read back.
+    const published = await t.publish({ events: [event(1), event(31)] }).expect(202);
     vi.restoreAllMocks();
 
-    expect(published.body.queuedDeliveries).toBe(1);
+    expect(published.body.queuedDeliveries).toBe(2);
     expect(t.receiver.requests).toHaveLength(0);
     t.advance(20_001);
-    expect(await t.runScheduler()).toBe(1);
-    expect(t.receiver.requests.filter((request) => request.path === '/read-back')).toHaveLength(1);
+    expect(await t.runScheduler()).toBe(2);
+    expect(t.receiver.requests.filter((request) => request.path.startsWith('/read-back'))).toHaveLength(2);
+  });
+
+  it("a lone event is attempted without reading its delivery back: its id is the insert's", async () => {
+    await t.enableWebhook(32, 'RATE_SPIKE', '/lone');
+    const query = vi.spyOn(t.dataSource, 'query');
+    await t.publish(event(32)).expect(202);
+    await t.waitForDelivery({ path: '/lone' });
+
+    expect(query.mock.calls.filter(([sql]) => String(sql).startsWith('SELECT id, event_id FROM webhook_deliveries'))).toHaveLength(0);
+    const [row] = await t.dataSource.query(`SELECT d.id, d.status, d.attempt_count FROM webhook_deliveries d WHERE d.user_id = 32`);
+    expect(row.status).toBe('DELIVERED');
+    expect(Number(row.attempt_count)).toBe(1);
+    const [attempt] = await t.dataSource.query(`SELECT delivery_id FROM webhook_delivery_attempts WHERE delivery_id = ?`, [row.id]);
+    expect(Number(attempt.delivery_id)).toBe(Number(row.id));
   });
 
   it('a record that fails is retried: the outcome is kept, not thrown away', async () => {

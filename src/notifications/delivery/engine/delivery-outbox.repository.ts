@@ -66,16 +66,19 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   /** Commits events and one delivery per event, each placed as `placeOf` says, and returns the deliveries leased to `lease.token`. */
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
-    await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
+    const insertedId = await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
-    // Only the new ids are read back: the rest is known already. The events are committed: a failed read-back must not
-    // turn the publish into an error; the leased rows are then attempted once their lease expires.
+    // Only the new ids are read back: the rest is known already. A lone event (a publish at low rates) needs no read-back:
+    // its one delivery's id is the insert's own, one round trip less before its attempt starts. The events are committed:
+    // a failed read-back must not turn the publish into an error; the leased rows are then attempted once their lease expires.
     let rows: { id: number | string; event_id: string }[];
-    try {
-      rows = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
-    } catch {
-      return [];
-    }
+    if (events.length === 1 && insertedId !== null) rows = [{ id: insertedId, event_id: events[0].id }];
+    else
+      try {
+        rows = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
+      } catch {
+        return [];
+      }
     const byId = new Map(events.map((event) => [event.id, event]));
     return rows.map((row) => {
       const event = byId.get(row.event_id)!;
@@ -494,20 +497,34 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
   return [sql, params];
 }
 
-/** The events and one delivery each, through `manager` (a transaction). */
+/**
+ * The events and one delivery each, through `manager` (a transaction). Resolves with the delivery's id when it inserted
+ * exactly one (the driver's insert id), null otherwise.
+ */
 async function insertEvents(
   manager: EntityManager,
   events: readonly NewEvent[],
   placeOf: (event: NewEvent) => Placement,
   lease: Lease,
-): Promise<void> {
+): Promise<number | null> {
   await insertRows(
     manager,
     'webhook_events',
     ['id', 'user_id', 'type', 'body', 'traceparent', 'tracestate', 'created_at'],
     events.map((e) => [e.id, e.userId, e.type, e.body, ...traceColumns(e.trace), lease.now]),
   );
-  await insertDeliveries(manager, events, placeOf, lease);
+  const inserted = await insertDeliveries(manager, events, placeOf, lease);
+  return events.length === 1 ? insertIdOf(inserted) : null;
+}
+
+/**
+ * The id a single-row INSERT generated, from the driver's answer: mysql2's `insertId`, better-sqlite3's `lastInsertRowid`;
+ * null when the answer is neither (another driver: the caller reads the row back instead).
+ */
+function insertIdOf(raw: unknown): number | null {
+  const id = typeof raw === 'object' && raw !== null && 'insertId' in raw ? (raw as { insertId: unknown }).insertId : raw;
+  const value = typeof id === 'bigint' ? Number(id) : id;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
 }
 
 /** New deliveries of these events, placed as `placeOf` says: leased to `lease.token`, due now, or parked. */
@@ -516,7 +533,7 @@ function insertDeliveries(
   events: readonly Pick<NewEvent, 'id' | 'userId' | 'type'>[],
   placeOf: (event: NewEvent) => Placement,
   lease: Lease,
-): Promise<void> {
+): Promise<unknown> {
   return insertRows(
     manager,
     'webhook_deliveries',
@@ -587,10 +604,12 @@ function fairShare(
  * Multi-row INSERTs written directly: on the hot path TypeORM's insert builder cost more CPU than the
  * database did (it re-scans every parameter of a 500-row statement).
  */
-async function insertRows(manager: EntityManager, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<void> {
+async function insertRows(manager: EntityManager, table: string, columns: readonly string[], rows: readonly unknown[][]): Promise<unknown> {
   const row = `(${columns.map(() => '?').join(', ')})`;
+  let last: unknown;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = rows.slice(i, i + INSERT_CHUNK);
-    await manager.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flat());
+    last = await manager.query(`INSERT INTO ${table} (${columns.join(', ')}) VALUES ${chunk.map(() => row).join(', ')}`, chunk.flat());
   }
+  return last; // the driver's answer to the last statement
 }
