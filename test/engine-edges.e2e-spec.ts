@@ -89,8 +89,11 @@ describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) =
     const outbox = t.app.get(DeliveryOutboxRepository);
     const recordAttempts = outbox.recordAttempts.bind(outbox);
     let resume!: () => void;
+    let stallBegan!: () => void;
     const stalled = new Promise<void>((resolve) => (resume = resolve));
+    const inStall = new Promise<void>((resolve) => (stallBegan = resolve));
     vi.spyOn(outbox, 'recordAttempts').mockImplementationOnce(async (attempts) => {
+      stallBegan();
       await stalled; // a commit the database holds up
       return recordAttempts(attempts);
     });
@@ -99,6 +102,7 @@ describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) =
 
     await t.publish(event(8)).expect(202);
     await t.receiver.waitForDelivery({ path: '/slow-commit' });
+    await inStall; // its record's commit has begun (after the group's linger), and hangs
     await t.publish(event(9)).expect(202);
     await t.receiver.waitForDelivery({ path: '/after-slow-commit' });
 

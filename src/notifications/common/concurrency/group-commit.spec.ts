@@ -85,4 +85,39 @@ describe('GroupCommit', () => {
       { status: 'fulfilled', value: 3 },
     ]);
   });
+
+  it('with a linger, a drain that starts waits that long for company, items submitted meanwhile joining its group', async () => {
+    const groups: number[][] = [];
+    const lingers: (() => void)[] = [];
+    const held: (() => void)[] = [];
+    const commits = new GroupCommit<number, number>(
+      async (items) => {
+        groups.push(items);
+        if (groups.length === 2) await new Promise<void>((resolve) => held.push(resolve));
+        return items;
+      },
+      { maxGroupSize: 100, concurrency: 2, linger: { ms: 20, wait: () => new Promise<void>((resolve) => lingers.push(resolve)) } },
+    );
+    const first = [commits.submit(1)];
+    await vi.waitFor(() => expect(lingers).toHaveLength(1));
+    first.push(commits.submit(2), commits.submit(3)); // they join the lingering drain: no second drain, no second wait
+    await new Promise((resolve) => setImmediate(resolve));
+    expect({ lingers: lingers.length, groups }).toEqual({ lingers: 1, groups: [] });
+    lingers[0]();
+    expect(await Promise.all(first)).toEqual([1, 2, 3]);
+    expect(groups).toEqual([[1, 2, 3]]);
+
+    const second = commits.submit(4); // idle again: lingers again, then commits and is held
+    await vi.waitFor(() => expect(lingers).toHaveLength(2));
+    lingers[1]();
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    const third = commits.submit(5); // the second commit slot is free: a drain starts there and lingers while [4] commits
+    await vi.waitFor(() => expect(lingers).toHaveLength(3));
+    lingers[2]();
+    expect(await third).toBe(5);
+    held[0]();
+    expect(await second).toBe(4);
+    expect(groups).toEqual([[1, 2, 3], [4], [5]]);
+    await commits.idle();
+  });
 });

@@ -11,13 +11,19 @@ export interface GroupCommitOptions<T> {
   readonly sizeOf?: (item: T) => number;
   /** How many groups may commit at once; 1 unless told. */
   readonly concurrency?: number;
+  /**
+   * How long a group waits for company: a drain that starts (a commit slot was free) waits this long before taking its
+   * first group, and items submitted meanwhile join it instead of starting another drain. Off unless told. The groups a
+   * running drain takes after its first do not wait: they formed while the one before committed.
+   */
+  readonly linger?: { readonly ms: number; readonly wait: (ms: number) => Promise<void> };
 }
 
 /**
  * Group commit: items submitted while the commits in progress run wait and are committed together
  * by the next one, so a busy worker pays one transaction per group instead of one per item, and an
- * idle one adds no wait. When a group fails, its items are committed one by one, so only the item
- * at fault is rejected.
+ * idle one adds no wait (or the `linger` it is given). When a group fails, its items are committed one
+ * by one, so only the item at fault is rejected.
  */
 export class GroupCommit<T, R> {
   private readonly pending: Pending<T, R>[] = [];
@@ -25,10 +31,12 @@ export class GroupCommit<T, R> {
   private readonly sizeOf: (item: T) => number;
   private readonly maxGroupSize: number;
   private readonly concurrency: number;
+  /** A drain is waiting for its first group to form: new items join it. */
+  private lingering = false;
 
   constructor(
     private readonly commit: (items: T[]) => Promise<R[]>,
-    options: GroupCommitOptions<T>,
+    private readonly options: GroupCommitOptions<T>,
   ) {
     this.maxGroupSize = options.maxGroupSize;
     this.sizeOf = options.sizeOf ?? (() => 1);
@@ -38,7 +46,7 @@ export class GroupCommit<T, R> {
   submit(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.pending.push({ item, resolve, reject });
-      if (this.running.size < this.concurrency) {
+      if (this.running.size < this.concurrency && !this.lingering) {
         const drain = this.drain().finally(() => this.running.delete(drain));
         this.running.add(drain);
       }
@@ -51,7 +59,15 @@ export class GroupCommit<T, R> {
   }
 
   private async drain(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve)); // what completes in this turn of the event loop joins the first group
+    const { linger } = this.options;
+    if (linger && linger.ms > 0) {
+      this.lingering = true;
+      try {
+        await linger.wait(linger.ms);
+      } finally {
+        this.lingering = false;
+      }
+    } else await new Promise<void>((resolve) => setImmediate(resolve)); // what completes in this turn of the event loop joins the first group
     while (this.pending.length > 0) {
       const group = this.pending.splice(0, this.nextGroupLength());
       try {
