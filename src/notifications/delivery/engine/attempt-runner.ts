@@ -35,10 +35,10 @@ const RECORD_RETRY_MS = 100;
 const RECORD_CONCURRENCY = 2;
 /**
  * A record group waits this long for company when it starts: at low rates each attempt would otherwise pay a transaction
- * of its own (six statements), at 200 attempts/s about four share one. Records are off the path to the receiver (the
+ * of its own, at 200 attempts/s about four share one. Records are off the path to the receiver (the
  * slot is freed when the answer arrives); this is well inside the record budget the lease leaves room for.
  */
-export const RECORD_LINGER_MS = 20;
+const RECORD_LINGER_MS = 20;
 
 /**
  * Runs the attempts of leased deliveries: admits them (queued behind their endpoint, skipped while its circuit is open,
