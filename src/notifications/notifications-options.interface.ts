@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock/clock';
 import type { ClaimMode } from './delivery/engine/claim-mode';
+import type { ProcessRole } from './process-role';
 import type { RateLimitOptions } from './rate-limit/rate-limit-options';
 import type { HostResolver } from './url-policy/webhook-url-policy';
 
@@ -100,7 +101,7 @@ export interface NotificationsModuleOptions {
    * What this process does (default `all`): `api` serves the settings API and publishes, never attempts a delivery;
    * `worker` delivers and retries (it looks for due deliveries every second) and answers 404 on the settings and internal routes.
    */
-  readonly role?: 'api' | 'worker' | 'all';
+  readonly role?: ProcessRole;
 }
 
 /** Ages are counted from a delivery's last update (its final attempt or cancellation). */

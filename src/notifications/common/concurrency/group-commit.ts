@@ -31,16 +31,18 @@ export class GroupCommit<T, R> {
   private readonly sizeOf: (item: T) => number;
   private readonly maxGroupSize: number;
   private readonly concurrency: number;
+  private readonly linger: GroupCommitOptions<T>['linger'];
   /** A drain is waiting for its first group to form: new items join it. */
   private lingering = false;
 
   constructor(
     private readonly commit: (items: T[]) => Promise<R[]>,
-    private readonly options: GroupCommitOptions<T>,
+    options: GroupCommitOptions<T>,
   ) {
     this.maxGroupSize = options.maxGroupSize;
     this.sizeOf = options.sizeOf ?? (() => 1);
     this.concurrency = options.concurrency ?? 1;
+    this.linger = options.linger;
   }
 
   submit(item: T): Promise<R> {
@@ -59,15 +61,7 @@ export class GroupCommit<T, R> {
   }
 
   private async drain(): Promise<void> {
-    const { linger } = this.options;
-    if (linger && linger.ms > 0) {
-      this.lingering = true;
-      try {
-        await linger.wait(linger.ms);
-      } finally {
-        this.lingering = false;
-      }
-    } else await new Promise<void>((resolve) => setImmediate(resolve)); // what completes in this turn of the event loop joins the first group
+    await this.firstGroupFormed();
     while (this.pending.length > 0) {
       const group = this.pending.splice(0, this.nextGroupLength());
       try {
@@ -77,6 +71,17 @@ export class GroupCommit<T, R> {
         if (group.length === 1) group[0].reject(error);
         else await this.commitOneByOne(group);
       }
+    }
+  }
+
+  /** Without a linger, what completes in this turn of the event loop joins the first group; with one, what comes meanwhile. */
+  private async firstGroupFormed(): Promise<void> {
+    if (!this.linger?.ms) return new Promise<void>((resolve) => setImmediate(resolve));
+    this.lingering = true;
+    try {
+      await this.linger.wait(this.linger.ms);
+    } finally {
+      this.lingering = false;
     }
   }
 
