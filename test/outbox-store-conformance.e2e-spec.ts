@@ -6,7 +6,14 @@ import { WEBHOOK_EVENT_TYPES } from '../src/notifications/catalog/event-catalog'
 import { attemptRecord } from '../src/notifications/delivery/engine/attempt-record';
 import { CLAIM_MODES, type ClaimMode } from '../src/notifications/delivery/engine/claim-mode';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import type { ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement } from '../src/notifications/delivery/engine/outbox-store';
+import type {
+  ClaimedDelivery,
+  EndpointSlot,
+  Lease,
+  NewEvent,
+  OutboxStore,
+  Placement,
+} from '../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult } from '../src/notifications/delivery/http/attempt-result';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { InMemoryOutboxStore, SimTransaction } from './simulation/in-memory-outbox-store';
@@ -420,6 +427,39 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     await store.probeEnded(endpoint, null); // it got an answer: any instance may probe at once
     expect(await store.claimProbe(endpoint, NOW + 60_001, NOW + 80_000)).toBeNull();
     expect(await store.claimProbe(endpoint, NOW + 60_002, NOW + 80_000)).toBe(NOW + 80_000);
+  });
+
+  it('takeSlot gives at most `cap` slots of an endpoint at once, all takers together; a released or expired slot is free again', async () => {
+    const endpoint = '7 hooks.example.com:8443';
+    const takes = await Promise.all(Array.from({ length: 6 }, () => store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)));
+    const held = takes.filter((taken): taken is EndpointSlot => 'holder' in taken);
+    expect(held).toHaveLength(4);
+    expect(new Set(held.map((slot) => slot.holder)).size).toBe(4);
+    expect(takes.filter((taken) => 'busy' in taken)).toHaveLength(2);
+    expect(await store.takeSlot('8 hooks.example.com:8443', 4, NOW, NOW + 20_000, false)).toMatchObject({ heldUntil: NOW + 20_000 });
+    await store.releaseSlots(held.slice(0, 1), NOW + 1_000);
+    await store.releaseSlots(held.slice(0, 1), NOW + 1_000); // released twice: still one slot, not two
+    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder');
+    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, false)).toEqual({ busy: true });
+    expect(await store.takeSlot(endpoint, 5, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder'); // a larger cap: one more
+    expect(await store.takeSlot(endpoint, 2, NOW + 19_999, NOW + 40_000, false)).toEqual({ busy: true });
+    expect(await store.takeSlot(endpoint, 2, NOW + 20_000, NOW + 40_000, false)).toHaveProperty('holder'); // its holder's lease ended
+  });
+
+  it('circuitOpened stops every taker until a probe: a prober once the cool-down is over, the others not before its answer', async () => {
+    const endpoint = '7 hooks.example.com:8443';
+    expect(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder');
+    await store.circuitOpened(endpoint, NOW + 30_000);
+    await store.circuitOpened(endpoint, NOW + 25_000); // an earlier end written later does not shorten it
+    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, false)).toEqual({ openUntil: NOW + 30_000 });
+    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, true)).toEqual({ openUntil: NOW + 30_000 });
+    expect(await store.takeSlot('8 hooks.example.com:8443', 4, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder');
+    expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, false)).toEqual({ openUntil: NOW + 30_000 });
+    expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder');
+    expect(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000)).toBeNull();
+    expect(await store.takeSlot(endpoint, 4, NOW + 31_000, NOW + 50_000, true)).toEqual({ openUntil: NOW + 50_000 }); // its probe runs
+    await store.probeEnded(endpoint, null); // the probe got an answer: closed for all
+    expect(await store.takeSlot(endpoint, 4, NOW + 32_000, NOW + 50_000, false)).toHaveProperty('holder');
   });
 
   it('queueDepth counts due, leased and FAILED deliveries, each capped', async () => {

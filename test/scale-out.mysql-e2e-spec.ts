@@ -97,6 +97,30 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     expect(receiver.requests).toHaveLength(2);
   });
 
+  it('keeps an endpoint at its cap of requests in flight (4), all three instances together', async () => {
+    const userId = 9;
+    await kits[0].enableWebhook(userId, 'LOAN_EXECUTED', '/slow');
+    receiver.clear();
+    receiver.respondWith({ status: 204, delayMs: 150 }, { path: '/slow' });
+    const events = (instance: number) =>
+      Array.from({ length: 12 }, (_, i) => ({
+        userId,
+        type: 'LOAN_EXECUTED' as never,
+        severity: 'INFO' as never,
+        title: `Slow ${instance}.${i}`,
+        body: 'filled',
+      }));
+    // Each instance leases what it publishes: all three hold attempts to the one endpoint at once.
+    await Promise.all(kits.map((kit, instance) => kit.publisher.publishMany(events(instance))));
+    await Promise.all(kits.map((kit) => kit.settle()));
+
+    const counts = countsByEvent();
+    expect(counts.size).toBe(36);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(receiver.peakInFlight).toBeLessThanOrEqual(4);
+    expect(receiver.peakInFlight).toBeGreaterThanOrEqual(2);
+  });
+
   it('queues each FAILED delivery once when a recover lands on two instances at once (a client retry)', async () => {
     const userId = 8;
     const failed = 300;

@@ -1,6 +1,7 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
 import { WebhookEndpointProbe } from './delivery/webhook-endpoint-probe.entity';
+import { WebhookEndpointSlot } from './delivery/webhook-endpoint-slot.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
 import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
 import { CreatePreferencesAndSecrets1763800000000 } from './migrations/1763800000000-create-preferences-and-secrets';
@@ -13,6 +14,7 @@ import { CreateIdempotencyKeys1764400000000 } from './migrations/1764400000000-c
 import { AddRotationOverlap1764500000000 } from './migrations/1764500000000-add-rotation-overlap';
 import { AddEventTraceContext1764600000000 } from './migrations/1764600000000-add-event-trace-context';
 import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-create-webhook-health';
+import { CreateEndpointSlots1764800000000 } from './migrations/1764800000000-create-endpoint-slots';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -25,6 +27,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookDelivery,
   WebhookDeliveryAttempt,
   WebhookEndpointProbe,
+  WebhookEndpointSlot,
   WebhookIdempotencyKey,
   WebhookHealth,
 ];
@@ -41,4 +44,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddRotationOverlap1764500000000,
   AddEventTraceContext1764600000000,
   CreateWebhookHealth1764700000000,
+  CreateEndpointSlots1764800000000,
 ];

@@ -42,6 +42,20 @@ describe('test receiver', () => {
       req.end(body);
     });
 
+  it('counts the requests in flight and their peak, which clear() starts again from those still in flight', async () => {
+    receiver.respondWith({ status: 204, delayMs: 200 }, { path: '/slow' });
+    const answers = Promise.all([post('/slow'), post('/slow'), post('/slow')]);
+    await receiver.waitForRequests(3);
+    expect(receiver.inFlight).toBe(3);
+    await answers;
+    await vi.waitFor(() => expect(receiver.inFlight).toBe(0));
+    await post('/fast');
+    expect(receiver.peakInFlight).toBe(3);
+    receiver.clear();
+    expect(receiver.peakInFlight).toBe(0);
+    await post('/fast');
+    expect(receiver.peakInFlight).toBe(1);
+  });
   it('records the exact body bytes and headers, and checks the signature against a secret', async () => {
     const body = '{"type":"RATE_SPIKE", "userId":9}';
     const timestamp = 1_790_000_000;

@@ -30,6 +30,10 @@ export interface TestReceiver {
   readonly requests: ReceivedRequest[];
   /** TCP connections accepted so far (counted before the TLS handshake). */
   connections: number;
+  /** Requests received and not answered yet (their response neither finished nor cut off). */
+  inFlight: number;
+  /** The most requests in flight at once since the start (or the last `clear()`). */
+  peakInFlight: number;
   /** How to answer from now on, for every path or for one (a path's answer wins). Default `{ status: 204 }`. */
   respondWith(behaviour: ReceiverAnswer, scope?: BehaviourScope): void;
   /** Answers the next requests (to every path or to one) with these, in order, then falls back to `respondWith`. */
@@ -41,7 +45,7 @@ export interface TestReceiver {
   waitForDelivery(wait?: WaitForDelivery): Promise<ReceivedRequest[]>;
   /** `waitForDelivery({ count, timeoutMs })`. */
   waitForRequests(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
-  /** Forgets the recorded requests and every behaviour (back to 204), e.g. in `beforeEach`. */
+  /** Forgets the recorded requests, the peak in flight and every behaviour (back to 204), e.g. in `beforeEach`. */
   clear(): void;
   /** Stops listening and destroys every open socket, hung ones included. */
   close(): Promise<void>;
@@ -79,6 +83,9 @@ export async function startTestReceiver(): Promise<TestReceiver> {
     req.on('end', () => {
       const received = new ReceivedRequest(req.method ?? '', req.url ?? '', req.headers, Buffer.concat(chunks), Date.now());
       requests.push(received);
+      receiver.inFlight++;
+      receiver.peakInFlight = Math.max(receiver.peakInFlight, receiver.inFlight);
+      res.on('close', () => receiver.inFlight--);
       for (const waiter of waiters) waiter.check();
       answer(choose(received), res, () => sockets.get(req.socket.remotePort ?? -1)?.resetAndDestroy());
     });
@@ -108,6 +115,8 @@ export async function startTestReceiver(): Promise<TestReceiver> {
     port,
     requests,
     connections: 0,
+    inFlight: 0,
+    peakInFlight: 0,
     respondWith(behaviour, scope = {}) {
       standing.set(scope.path ?? ANY_PATH, behaviour);
     },
@@ -141,6 +150,7 @@ export async function startTestReceiver(): Promise<TestReceiver> {
     },
     clear() {
       requests.length = 0;
+      receiver.peakInFlight = receiver.inFlight;
       standing.clear();
       queued.clear();
     },

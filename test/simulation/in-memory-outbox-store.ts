@@ -5,6 +5,7 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
+  type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
@@ -12,6 +13,7 @@ import {
   type PurgedBatch,
   type QueueDepth,
   type RecoveryWindow,
+  type SlotTaken,
 } from '../../src/notifications/delivery/engine/outbox-store';
 import type { TraceContext } from '../../src/notifications/delivery/trace-context/trace-context';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
@@ -110,6 +112,9 @@ export class InMemoryOutboxStore extends OutboxStore {
   readonly deliveries = new Map<number, DeliveryRow>();
   /** Endpoint key → no other probe before this time (webhook_endpoint_probes). */
   readonly probes = new Map<string, number>();
+  /** Endpoint key → its request slots (webhook_endpoint_slots), by slot number. */
+  readonly slots = new Map<string, { holder: string | null; heldUntil: number }[]>();
+  private nextHolder = 1;
   readonly attempts: AttemptRow[] = [];
   private nextDeliveryId = 1;
   private nextAttemptId = 1;
@@ -272,6 +277,31 @@ export class InMemoryOutboxStore extends OutboxStore {
   probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
     if (nextProbeAt === null) this.probes.delete(endpoint);
     else if (this.probes.has(endpoint)) this.probes.set(endpoint, nextProbeAt);
+    return Promise.resolve();
+  }
+
+  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
+    const openUntil = this.probes.get(endpoint);
+    if (openUntil !== undefined && (!probing || openUntil > now)) return Promise.resolve({ openUntil });
+    const rows = this.slots.get(endpoint) ?? [];
+    while (rows.length < cap) rows.push({ holder: null, heldUntil: 0 });
+    this.slots.set(endpoint, rows);
+    const free = rows.slice(0, cap).find((row) => row.heldUntil <= now);
+    if (!free) return Promise.resolve({ busy: true });
+    free.holder = `holder-${this.nextHolder++}`;
+    free.heldUntil = until;
+    return Promise.resolve({ endpoint, holder: free.holder, heldUntil: until });
+  }
+
+  releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
+    for (const slot of slots)
+      for (const row of this.slots.get(slot.endpoint) ?? [])
+        if (row.holder === slot.holder) Object.assign(row, { holder: null, heldUntil: now });
+    return Promise.resolve();
+  }
+
+  circuitOpened(endpoint: string, until: number): Promise<void> {
+    this.probes.set(endpoint, Math.max(this.probes.get(endpoint) ?? until, until));
     return Promise.resolve();
   }
 

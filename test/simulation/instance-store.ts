@@ -4,6 +4,7 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
+  type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
@@ -11,6 +12,7 @@ import {
   type PurgedBatch,
   type QueueDepth,
   type RecoveryWindow,
+  type SlotTaken,
 } from '../../src/notifications/delivery/engine/outbox-store';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
@@ -192,6 +194,18 @@ export class InstanceStore extends OutboxStore {
 
   probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
     return this.call(true, () => this.world.store.probeEnded(endpoint, nextProbeAt));
+  }
+
+  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
+    return this.call(true, () => this.world.store.takeSlot(endpoint, cap, now, until, probing));
+  }
+
+  releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
+    return this.call(true, () => this.world.store.releaseSlots(slots, now));
+  }
+
+  circuitOpened(endpoint: string, until: number): Promise<void> {
+    return this.call(true, () => this.world.store.circuitOpened(endpoint, until));
   }
 
   queueDepth(now: number, cap: number): Promise<QueueDepth> {

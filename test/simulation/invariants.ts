@@ -12,7 +12,7 @@ export const INVARIANTS = {
   'commit-before-send': 'nothing is sent before its host transaction committed, or after it rolled back',
   'no-request-for-delivered': 'no request for a delivery recorded DELIVERED, nor for an event delivered since its last explicit redelivery',
   'bounded-memory': 'an instance holds at most its capacity of unexpired leases (queued, in flight or being recorded)',
-  'endpoint-cap': 'in flight per instance: at most perEndpointConcurrency per endpoint and concurrency in all',
+  'endpoint-cap': 'in flight: at most perEndpointConcurrency per endpoint, all instances together, and concurrency per instance',
   'one-probe':
     'a request sent while its instance holds the endpoint circuit half-open (the probe) never overlaps another probe to that endpoint, all instances together',
   'prompt-pickup':

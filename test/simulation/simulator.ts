@@ -733,11 +733,12 @@ class World implements StoreWorld {
         );
     }
     const perEndpoint = (instance.inFlight.get(endpoint) ?? 0) + 1;
-    if (perEndpoint > instance.settings.perEndpointConcurrency)
+    const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];
+    if (inFlight.length + 1 > instance.settings.perEndpointConcurrency)
       this.violate(
         'endpoint-cap',
         `cap ${claim.id}#${attempt}`,
-        `${what}: ${perEndpoint} in flight to ${endpoint} (cap ${instance.settings.perEndpointConcurrency})`,
+        `${what}: ${inFlight.length + 1} in flight to ${endpoint}, all instances together (cap ${instance.settings.perEndpointConcurrency}; ${inFlight.map((send) => `${send.instance.name}: delivery ${send.deliveryId}`).join(', ')})`,
       );
     if (instance.inFlightTotal + 1 > instance.settings.concurrency)
       this.violate(
@@ -745,7 +746,6 @@ class World implements StoreWorld {
         `total ${claim.id}#${attempt}`,
         `${what}: ${instance.inFlightTotal + 1} in flight (concurrency ${instance.settings.concurrency})`,
       );
-    const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];
     const probe = engineQueuesOf(instance).isHalfOpen(endpoint, instance.clock.now());
     const probes = inFlight.filter((send) => send.probe);
     if (probe && probes.length > 0)

@@ -27,6 +27,7 @@ import { DeliveryTracing } from './trace-context/delivery-tracing';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
 import { WebhookEndpointProbe } from './webhook-endpoint-probe.entity';
+import { WebhookEndpointSlot } from './webhook-endpoint-slot.entity';
 import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher.service';
 
@@ -39,7 +40,14 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
 
 @Module({
   imports: [
-    TypeOrmModule.forFeature([WebhookEvent, WebhookDelivery, WebhookDeliveryAttempt, WebhookEndpointProbe, WebhookIdempotencyKey]),
+    TypeOrmModule.forFeature([
+      WebhookEvent,
+      WebhookDelivery,
+      WebhookDeliveryAttempt,
+      WebhookEndpointProbe,
+      WebhookEndpointSlot,
+      WebhookIdempotencyKey,
+    ]),
     ClockModule,
     SettingsApiModule,
     PreferencesModule,

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Clock } from '../../clock/clock';
+import type { Clock, ClockTimer } from '../../clock/clock';
 import { GroupCommit } from '../../common/concurrency/group-commit';
 import type { PreferencesService, WebhookTarget } from '../../preferences/preferences.service';
 import { webhookKey } from '../../preferences/webhook-key';
@@ -13,7 +13,8 @@ import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
-import type { AttemptRecord, ClaimedDelivery, OutboxStore } from './outbox-store';
+import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
+import type { AttemptRecord, ClaimedDelivery, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
@@ -50,6 +51,9 @@ const RECORD_LINGER_MS = 20;
 export class AttemptRunner {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+  private readonly slots: EndpointSlots;
+  /** Endpoints waiting for a slot: the timer that lets their next attempt try again. */
+  private readonly retries = new Map<EndpointKey, ClockTimer>();
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -69,11 +73,19 @@ export class AttemptRunner {
       concurrency: RECORD_CONCURRENCY,
       linger: { ms: RECORD_LINGER_MS, wait: (ms) => new Promise<void>((resolve) => this.clock.setTimeout(resolve, ms)) },
     });
+    this.slots = new EndpointSlots(outbox, clock, settings, work);
   }
 
-  /** Resolves when the records submitted so far are committed (or given up). */
-  recordsIdle(): Promise<void> {
-    return this.records.idle();
+  /** Resolves when the records and slot releases submitted so far are committed (or given up). */
+  async recordsIdle(): Promise<void> {
+    await Promise.all([this.records.idle(), this.slots.idle()]);
+  }
+
+  /** Shutdown: the endpoint slots kept for queued attempts go back to the store (the queued attempts were taken out). */
+  releaseSpareSlots(): void {
+    for (const timer of this.retries.values()) timer.cancel();
+    this.retries.clear();
+    this.slots.releaseUnneeded(() => false);
   }
 
   /** Queues leased deliveries behind their endpoints, parks those whose circuit is open, cancels those whose webhook is off. */
@@ -119,37 +131,60 @@ export class AttemptRunner {
     this.pump();
   }
 
-  /** Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one. */
+  /**
+   * Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one; then
+   * gives back the endpoint slots that no attempt queued here will use.
+   */
   pump(): void {
     for (let job = this.queues.next(this.clock.now()); job !== null; job = this.queues.next(this.clock.now())) {
       void this.work.track(this.attempt(job));
     }
+    this.slots.releaseUnneeded((endpoint) => this.queues.hasQueued(endpoint));
   }
 
-  /** One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). */
+  /**
+   * One attempt: a slot of its endpoint (all instances together), the request (its deadline starts now), the circuit
+   * bookkeeping, then its record (group-committed).
+   */
   private async attempt(job: Job): Promise<void> {
     const { claim, target } = job;
     let slotFreed = false;
+    let slot: EndpointSlot | null = null;
     try {
       // A half-open circuit lets one request through, all instances together: the probe is taken first (in the store).
       const probe = this.queues.isHalfOpen(job.endpoint, this.clock.now());
-      if (probe) {
+      slot = this.slots.spareFor(job.endpoint, this.clock.now());
+      if (slot === null && this.attemptFits(claim)) {
+        const taken = await this.slots.take(job.endpoint, claim.lockedUntil, probe);
+        if (!('holder' in taken)) {
+          slotFreed = true;
+          this.slotRefused(job, taken);
+          return;
+        }
+        slot = taken;
+      }
+      if (probe && slot !== null) {
         const elsewhereUntil = await this.outbox.claimProbe(job.endpoint, this.clock.now(), claim.lockedUntil);
         if (elsewhereUntil !== null) {
           slotFreed = true;
+          this.slots.release(slot);
+          slot = null;
           this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, elsewhereUntil));
           this.slotFreed(job);
           return;
         }
       }
-      if (this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS >= claim.lockedUntil) {
+      const probing = probe && slot !== null; // this instance holds the endpoint's probe (claimProbe)
+      if (slot === null || !this.attemptFits(claim)) {
         // It waited too long: its deadline, its record and the clock skew we tolerate between instances no longer fit in
         // the lease; another instance (its clock ahead) may take the delivery, so sending now could send it twice.
         slotFreed = true;
+        if (slot !== null) this.slots.release(slot);
+        slot = null;
         this.queues.dropped(job);
         const released = this.release([claim]); // counted from here until released: the freed slot does not free its room
         this.slotFreed(job);
-        if (probe) void this.work.track(this.probeEnded(job.endpoint, null));
+        if (probing) void this.work.track(this.probeEnded(job.endpoint, null));
         await released;
         return;
       }
@@ -160,12 +195,20 @@ export class AttemptRunner {
       this.capacity.attemptTook(result.durationMs);
       slotFreed = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
-      if (opened) this.circuitOpened(opened);
+      if (opened) {
+        this.slots.release(slot);
+        this.circuitOpened(opened, probe);
+      } else {
+        this.slots.keep(slot); // for the next attempt queued here for this endpoint, if any (see pump)
+        this.queues.resume(job.endpoint);
+      }
+      slot = null;
       if (probe) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
       const recorded = this.recordHeld(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
     } catch (error) {
+      if (slot !== null) this.slots.release(slot);
       if (!slotFreed) {
         this.queues.dropped(job);
         this.slotFreed(job);
@@ -173,6 +216,57 @@ export class AttemptRunner {
       this.wakeUps.leaseGivenUp(claim.lockedUntil);
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
     }
+  }
+
+  /** Whether an attempt starting now still fits in the claim's lease: its deadline, its record and the clock skew we tolerate. */
+  private attemptFits(claim: ClaimedDelivery): boolean {
+    return this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS < claim.lockedUntil;
+  }
+
+  /**
+   * The store gave no slot: all are held (by other instances), so the attempt goes back to the head of its queue and tries
+   * again a little later; or another instance opened the circuit: while its cool-down runs, this attempt and those queued
+   * behind it are skipped until then, as when another instance probes; once it is over, this instance's next attempt
+   * there is a probe.
+   */
+  private slotRefused(job: Job, refusal: Exclude<SlotTaken, EndpointSlot>): void {
+    const now = this.clock.now();
+    if ('busy' in refusal) {
+      const wait = Math.min(SLOT_RETRY_MS * 2 ** this.queues.postponementsOf(job.endpoint), SLOT_RETRY_MAX_MS);
+      this.queues.postponed(job);
+      this.retryIn(job.endpoint, wait);
+      this.pump();
+    } else if (refusal.openUntil > now) {
+      this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, refusal.openUntil));
+      this.slotFreed(job);
+    } else {
+      this.queues.postponed(job, refusal.openUntil);
+      this.pump();
+    }
+  }
+
+  /**
+   * The endpoint's next attempt tries for a slot again in `ms` (or sooner, when an attempt of this instance frees one).
+   * Tracked as work until then: the engine is not idle while an attempt waits for a slot.
+   */
+  private retryIn(endpoint: EndpointKey, ms: number): void {
+    if (this.work.stopping || this.retries.has(endpoint)) return;
+    void this.work.track(
+      new Promise<void>((resolve) => {
+        const timer = this.clock.setTimeout(() => {
+          this.retries.delete(endpoint);
+          this.queues.resume(endpoint);
+          this.pump();
+          resolve();
+        }, ms);
+        this.retries.set(endpoint, {
+          cancel: () => {
+            timer.cancel();
+            resolve();
+          },
+        });
+      }),
+    );
   }
 
   /** A slot is free again: start the next queued attempts, and claim more when the outbox has work waiting. */
@@ -247,8 +341,13 @@ export class AttemptRunner {
     }
   }
 
-  private circuitOpened(opened: OpenedCircuit<Job>): void {
+  /**
+   * An attempt opened the endpoint's circuit: its queued attempts are skipped, and every instance is told (a failed probe
+   * tells them through {@link probeEnded}), so that none sends there until a probe gets an answer.
+   */
+  private circuitOpened(opened: OpenedCircuit<Job>, byProbe: boolean): void {
     const host = hostOf(opened.endpoint);
+    if (!byProbe) void this.work.track(this.shareOpening(opened.endpoint, opened.until));
     const skipped = this.skip(
       opened.parked.map((job) => job.claim),
       opened,
@@ -265,6 +364,15 @@ export class AttemptRunner {
       opened,
     );
     this.wakeUps.probeAt(opened.until);
+  }
+
+  /** Tells the other instances that the endpoint's circuit is open; should that fail, each opens it on its own failures. */
+  private async shareOpening(endpoint: EndpointKey, until: number): Promise<void> {
+    try {
+      await this.outbox.circuitOpened(endpoint, until);
+    } catch (error) {
+      this.logger.warn(`Host ${hostOf(endpoint)}: its open circuit was not stored (${(error as Error).message})`);
+    }
   }
 
   /** Tells the other instances when they may probe the endpoint again; a failure here only lets them probe sooner. */

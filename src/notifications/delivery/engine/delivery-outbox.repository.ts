@@ -17,6 +17,7 @@ import type {
   Claimed,
   ClaimFairness,
   ClaimedDelivery,
+  EndpointSlot,
   Lease,
   NewEvent,
   OutboxStore,
@@ -24,7 +25,9 @@ import type {
   PurgedBatch,
   QueueDepth,
   RecoveryWindow,
+  SlotTaken,
 } from './outbox-store';
+import { openEndpointCircuit, releaseEndpointSlots, takeEndpointSlot } from './endpoint-slot-statements';
 
 const INSERT_CHUNK = 500;
 /** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
@@ -341,6 +344,18 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         ? manager.delete(WebhookEndpointProbe, { endpoint })
         : manager.update(WebhookEndpointProbe, { endpoint }, { nextProbeAt }),
     );
+  }
+
+  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
+    return takeEndpointSlot((statement) => this.write(statement), isMySql(this.dataSource), { endpoint, cap, now, until, probing });
+  }
+
+  async releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
+    await this.write((manager) => releaseEndpointSlots(manager, slots, now));
+  }
+
+  async circuitOpened(endpoint: string, until: number): Promise<void> {
+    await this.write((manager) => openEndpointCircuit(manager, isMySql(this.dataSource), endpoint, until));
   }
 
   /**

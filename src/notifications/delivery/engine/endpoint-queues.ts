@@ -54,6 +54,10 @@ class Endpoint<T> {
   readonly queue: T[] = [];
   readonly types = new Set<EventType>();
   inFlight = 0;
+  /** Its next attempt waits for a slot (all held by other instances) until {@link EndpointQueues.resume}. */
+  waiting = false;
+  /** Postponements in a row, for the back-off; 0 once an attempt got a slot. */
+  postponements = 0;
 
   constructor(
     readonly key: EndpointKey,
@@ -127,6 +131,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
     if (this.running >= this.limits.concurrency) return null;
     for (const endpoint of this.ready) {
       this.ready.delete(endpoint);
+      if (endpoint.waiting) continue; // back in the round when it resumes
       const allowance = endpoint.breaker.allowance(this.limits.perEndpoint, now);
       if (endpoint.queue.length === 0 || endpoint.inFlight >= allowance) continue;
       const attempt = endpoint.queue.shift()!;
@@ -141,6 +146,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** An attempt handed out by {@link next} ended with `outcome`. */
   finished(attempt: T, outcome: AttemptOutcome, now: number): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
+    endpoint.postponements = 0;
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
@@ -168,6 +174,43 @@ export class EndpointQueues<T extends QueuedAttempt> {
     opened.parked.unshift(attempt);
     this.settle(endpoint);
     return opened;
+  }
+
+  /**
+   * An attempt handed out by {@link next} could not start now: every slot of its endpoint is held (by other instances),
+   * or (`circuitOpenUntil`) another instance opened the endpoint's circuit and its cool-down is over, so this instance's
+   * next attempt there is a probe. It goes back to the head of its queue; when all slots are held, the endpoint waits
+   * until {@link resume}.
+   */
+  postponed(attempt: T, circuitOpenUntil?: number): void {
+    const endpoint = this.endpoints.get(attempt.endpoint)!;
+    endpoint.inFlight--;
+    this.running--;
+    endpoint.queue.unshift(attempt);
+    if (circuitOpenUntil !== undefined) endpoint.breaker.stayOpenUntil(circuitOpenUntil);
+    else {
+      endpoint.postponements++;
+      endpoint.waiting = true;
+    }
+    this.settle(endpoint);
+  }
+
+  /** How many times in a row the endpoint's attempts found its slots all held (0 when it got one since). */
+  postponementsOf(endpoint: EndpointKey): number {
+    return this.endpoints.get(endpoint)?.postponements ?? 0;
+  }
+
+  /** The endpoint's next attempt need not wait for a slot any longer (one may be free now): back in the round. */
+  resume(key: EndpointKey): void {
+    const endpoint = this.endpoints.get(key);
+    if (!endpoint?.waiting) return;
+    endpoint.waiting = false;
+    this.settle(endpoint);
+  }
+
+  /** Whether attempts to the endpoint are queued here (waiting for a slot or not). */
+  hasQueued(endpoint: EndpointKey): boolean {
+    return (this.endpoints.get(endpoint)?.queue.length ?? 0) > 0;
   }
 
   /** An attempt handed out by {@link next} was not made after all (lease ending, webhook disabled…). */
@@ -235,6 +278,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
     const parked = endpoint.queue.splice(0);
     this.heldCount -= parked.length;
     this.ready.delete(endpoint);
+    endpoint.waiting = false;
     const { key, userId, breaker } = endpoint;
     return { endpoint: key, userId, types: [...endpoint.types], until: breaker.reopensAt!, reason: breaker.describe(), parked };
   }

@@ -247,6 +247,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.work.stopping = true;
     this.wakeUps.stop();
     const unstarted = this.queues.takeQueued();
+    this.runner.releaseSpareSlots();
     const inFlight = this.queues.inFlight;
     this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
     await this.outbox.release(unstarted.map((job) => job.claim));

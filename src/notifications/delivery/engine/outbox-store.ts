@@ -63,6 +63,21 @@ export interface PurgedBatch {
   readonly events: number;
 }
 
+/**
+ * One of an endpoint's request slots (`perEndpointConcurrency` of them), all instances together: an attempt holds one while
+ * its request is in flight, so that the endpoint never has more requests at once however many instances send.
+ */
+export interface EndpointSlot {
+  readonly endpoint: string;
+  /** This take's own token: the slot is released only by the one who took it. */
+  readonly holder: string;
+  /** When the slot frees itself (its holder's lease ends) should its holder die. */
+  readonly heldUntil: number;
+}
+
+/** What {@link OutboxStore.takeSlot} gives: the slot, or none because all are held (`busy`), or the endpoint's circuit is open until a time. */
+export type SlotTaken = EndpointSlot | { readonly busy: true } | { readonly openUntil: number };
+
 export interface Lease {
   readonly token: string;
   readonly now: number;
@@ -147,6 +162,20 @@ export abstract class OutboxStore {
 
   /** The probe of `endpoint` ended: failed, no other before `nextProbeAt` (its circuit's new cool-down); answered (null), any time. */
   abstract probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void>;
+
+  /**
+   * Takes one of the `cap` slots of `endpoint` until `until`, unless all are held or its circuit is open: an instance opened
+   * it ({@link circuitOpened}) and no probe has had an answer since. A `probing` taker (its circuit half-open) is let
+   * through once the circuit's cool-down is over (then {@link claimProbe} decides who probes); any other is told to wait
+   * until then, and becomes a prober itself.
+   */
+  abstract takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken>;
+
+  /** Frees these slots (their requests got an answer, or were not made); `now` is when, kept for retention. */
+  abstract releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void>;
+
+  /** An instance opened the endpoint's circuit until `until`: no instance sends to it until a probe gets an answer. */
+  abstract circuitOpened(endpoint: string, until: number): Promise<void>;
 
   /** Counts due, leased (unexpired) and FAILED deliveries, each capped at `cap`. */
   abstract queueDepth(now: number, cap: number): Promise<QueueDepth>;

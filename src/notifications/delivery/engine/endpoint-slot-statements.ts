@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { EntityManager } from 'typeorm';
+import { WebhookEndpointSlot } from '../webhook-endpoint-slot.entity';
+import type { EndpointSlot, SlotTaken } from './outbox-store';
+
+/**
+ * The SQL of the per-endpoint cap across instances ({@link WebhookEndpointSlot}) and of the circuit all instances share
+ * (`webhook_endpoint_probes`), for {@link DeliveryOutboxRepository}. Each is one autocommitted statement (on SQLite, a
+ * turn among its serialized transactions) but for the first take of an endpoint, which makes its slot rows.
+ */
+
+/** The circuit is open (no probe answered since an instance opened it): for a prober, only while its cool-down runs. */
+function circuitOpen(probing: boolean): string {
+  return `EXISTS (SELECT 1 FROM webhook_endpoint_probes p WHERE p.endpoint = :endpoint${probing ? ' AND p.next_probe_at > :now' : ''})`;
+}
+
+/**
+ * Takes the lowest free slot with one conditional UPDATE: `UPDATE … ORDER BY slot LIMIT 1` on MySQL/MariaDB (the row
+ * lock makes two takers of one slot wait for each other, then the second finds it held), the same through the row id
+ * on SQLite (no LIMIT on UPDATE there). When none was taken, one read tells why: the circuit is open, or all are held,
+ * or the rows are not made yet (the endpoint's first take, or a larger cap than before) or one was freed meanwhile:
+ * then (made, and) taken once more.
+ */
+export async function takeEndpointSlot(
+  write: <T>(statement: (manager: EntityManager) => Promise<T>) => Promise<T>,
+  mysql: boolean,
+  request: { endpoint: string; cap: number; now: number; until: number; probing: boolean },
+): Promise<SlotTaken> {
+  const { endpoint, cap, now, until, probing } = request;
+  const slot: EndpointSlot = { endpoint, holder: randomUUID(), heldUntil: until };
+  const take = () =>
+    write(async (manager) => {
+      const update = manager.createQueryBuilder().update(WebhookEndpointSlot).set({ holder: slot.holder, heldUntil: until });
+      const free = 'endpoint = :endpoint AND slot < :cap AND held_until <= :now';
+      const parameters = { endpoint, cap, now };
+      const taken = mysql
+        ? await update
+            .where(`${free} AND NOT ${circuitOpen(probing)}`, parameters)
+            .orderBy('slot')
+            .limit(1)
+            .execute()
+        : await update
+            .where(
+              `rowid = (SELECT rowid FROM webhook_endpoint_slots WHERE ${free} ORDER BY slot LIMIT 1) AND NOT ${circuitOpen(probing)}`,
+              parameters,
+            )
+            .execute();
+      return Boolean(taken.affected);
+    });
+  if (await take()) return slot;
+  const [state] = await write((manager) =>
+    manager.query<{ slots: number | string; free: number | string | null; open_until: number | string | null }[]>(
+      'SELECT COUNT(*) AS slots, SUM(CASE WHEN held_until <= ? THEN 1 ELSE 0 END) AS free, ' +
+        '(SELECT next_probe_at FROM webhook_endpoint_probes WHERE endpoint = ?) AS open_until ' +
+        'FROM webhook_endpoint_slots WHERE endpoint = ? AND slot < ?',
+      [now, endpoint, endpoint, cap],
+    ),
+  );
+  const openUntil = state.open_until === null ? null : Number(state.open_until);
+  if (openUntil !== null && (!probing || openUntil > now)) return { openUntil };
+  // Free since the take (another taker made the rows, or released one meanwhile), or not made yet: one more take.
+  if (Number(state.slots) < cap) await write((manager) => makeSlots(manager, mysql, endpoint, cap));
+  else if (Number(state.free ?? 0) === 0) return { busy: true };
+  return (await take()) ? slot : { busy: true };
+}
+
+/** The endpoint's slot rows 0 to `cap` − 1, free; those that exist are left as they are. */
+async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number): Promise<void> {
+  const rows = Array.from({ length: cap }, () => '(?, ?, NULL, 0)').join(', ');
+  const insert = mysql ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
+  await manager.query(
+    `${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows}`,
+    Array.from({ length: cap }, (_, slot) => [endpoint, slot]).flat(),
+  );
+}
+
+/** Frees the slots still held by these takes, in one statement (each row found by its primary key's prefix). */
+export async function releaseEndpointSlots(manager: EntityManager, slots: readonly EndpointSlot[], now: number): Promise<void> {
+  if (slots.length === 0) return;
+  const which = slots.map(() => '(endpoint = ? AND holder = ?)').join(' OR ');
+  await manager.query(`UPDATE webhook_endpoint_slots SET holder = NULL, held_until = ? WHERE ${which}`, [
+    now,
+    ...slots.flatMap((slot) => [slot.endpoint, slot.holder]),
+  ]);
+}
+
+/** The circuit is open until `until` at least (a later time another instance wrote is kept: it may be a running probe's). */
+export async function openEndpointCircuit(manager: EntityManager, mysql: boolean, endpoint: string, until: number): Promise<void> {
+  await manager.query(
+    mysql
+      ? 'INSERT INTO webhook_endpoint_probes (endpoint, next_probe_at) VALUES (?, ?) ON DUPLICATE KEY UPDATE next_probe_at = GREATEST(next_probe_at, VALUES(next_probe_at))'
+      : 'INSERT INTO webhook_endpoint_probes (endpoint, next_probe_at) VALUES (?, ?) ON CONFLICT (endpoint) DO UPDATE SET next_probe_at = MAX(next_probe_at, excluded.next_probe_at)',
+    [endpoint, until],
+  );
+}
