@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { type AddressInfo, createServer } from 'node:net';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import {
   attachNotificationsTestKit,
@@ -9,6 +11,8 @@ import {
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
+import { NotificationChannel } from '../src/notifications/catalog/event-catalog';
+import { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { startTestAppOn, type TestApp } from './support/test-app';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 import { DELIVERIES } from './support/settings-api';
@@ -119,6 +123,49 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
     expect(receiver.peakInFlight).toBeLessThanOrEqual(4);
     expect(receiver.peakInFlight).toBeGreaterThanOrEqual(2);
+  });
+
+  it("opens a dead endpoint's circuit on every instance when one opens it: the others send it nothing", async () => {
+    const userId = 10;
+    // A host that takes connections and drops them at once: every attempt fails to connect (unreachable).
+    const dead = createServer((socket) => socket.destroy());
+    dead.listen(0, '127.0.0.1');
+    await once(dead, 'listening');
+    let connections = 0;
+    dead.on('connection', () => connections++);
+    try {
+      await instances[0].app.get(PreferencesService).upsert(userId, {
+        type: 'LOAN_EXECUTED' as never,
+        channel: NotificationChannel.WEBHOOK,
+        enabled: true,
+        webhookUrl: `https://127.0.0.1:${(dead.address() as AddressInfo).port}/dead`,
+      });
+      const events = (count: number, title: string) =>
+        Array.from({ length: count }, (_, i) => ({
+          userId,
+          type: 'LOAN_EXECUTED' as never,
+          severity: 'INFO' as never,
+          title: `${title} ${i}`,
+          body: 'x',
+        }));
+      await kits[0].publisher.publishMany(events(5, 'opens')); // 5 unreachable attempts in a row open the circuit
+      await kits[0].settle();
+      expect(connections).toBe(5);
+
+      await kits[1].publisher.publishMany(events(3, 'after'));
+      await kits[2].publisher.publishMany(events(3, 'after'));
+      await Promise.all(kits.map((kit) => kit.settle()));
+
+      expect(connections).toBe(5);
+      const outcomes: { outcome: string; attempts: number | string }[] = await instances[0].dataSource.query(
+        'SELECT a.outcome, COUNT(*) AS attempts FROM webhook_delivery_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id ' +
+          'WHERE d.user_id = ? GROUP BY a.outcome',
+        [userId],
+      );
+      expect(Object.fromEntries(outcomes.map((row) => [row.outcome, Number(row.attempts)]))).toEqual({ connect_error: 5, circuit_open: 6 });
+    } finally {
+      dead.close();
+    }
   });
 
   it('queues each FAILED delivery once when a recover lands on two instances at once (a client retry)', async () => {

@@ -293,10 +293,10 @@ export class InMemoryOutboxStore extends OutboxStore {
     return Promise.resolve({ endpoint, holder: free.holder, heldUntil: until });
   }
 
-  releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
+  releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
     for (const slot of slots)
       for (const row of this.slots.get(slot.endpoint) ?? [])
-        if (row.holder === slot.holder) Object.assign(row, { holder: null, heldUntil: now });
+        if (row.holder === slot.holder) Object.assign(row, { holder: null, heldUntil: 0 });
     return Promise.resolve();
   }
 

@@ -200,8 +200,8 @@ export class InstanceStore extends OutboxStore {
     return this.call(true, () => this.world.store.takeSlot(endpoint, cap, now, until, probing));
   }
 
-  releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
-    return this.call(true, () => this.world.store.releaseSlots(slots, now));
+  releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
+    return this.call(true, () => this.world.store.releaseSlots(slots));
   }
 
   circuitOpened(endpoint: string, until: number): Promise<void> {

@@ -21,7 +21,7 @@ export class WebhookEndpointSlot {
   @Column({ type: 'varchar', length: 36, nullable: true })
   holder: string | null;
 
-  /** Held until this time (epoch ms) at most; when it was freed, once free (a slot is free from this time on). */
+  /** Held until this time (epoch ms) at most; 0 once released (free for every instance, whatever its clock). */
   @Column({ name: 'held_until', type: 'bigint', default: 0, transformer: epochMs })
   heldUntil: number;
 }

@@ -350,8 +350,8 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     return takeEndpointSlot((statement) => this.write(statement), isMySql(this.dataSource), { endpoint, cap, now, until, probing });
   }
 
-  async releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void> {
-    await this.write((manager) => releaseEndpointSlots(manager, slots, now));
+  async releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
+    await this.write((manager) => releaseEndpointSlots(manager, slots));
   }
 
   async circuitOpened(endpoint: string, until: number): Promise<void> {

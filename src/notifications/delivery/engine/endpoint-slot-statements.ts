@@ -75,13 +75,13 @@ async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: strin
 }
 
 /** Frees the slots still held by these takes, in one statement (each row found by its primary key's prefix). */
-export async function releaseEndpointSlots(manager: EntityManager, slots: readonly EndpointSlot[], now: number): Promise<void> {
+export async function releaseEndpointSlots(manager: EntityManager, slots: readonly EndpointSlot[]): Promise<void> {
   if (slots.length === 0) return;
   const which = slots.map(() => '(endpoint = ? AND holder = ?)').join(' OR ');
-  await manager.query(`UPDATE webhook_endpoint_slots SET holder = NULL, held_until = ? WHERE ${which}`, [
-    now,
-    ...slots.flatMap((slot) => [slot.endpoint, slot.holder]),
-  ]);
+  await manager.query(
+    `UPDATE webhook_endpoint_slots SET holder = NULL, held_until = 0 WHERE ${which}`,
+    slots.flatMap((slot) => [slot.endpoint, slot.holder]),
+  );
 }
 
 /** The circuit is open until `until` at least (a later time another instance wrote is kept: it may be a running probe's). */

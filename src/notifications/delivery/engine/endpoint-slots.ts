@@ -32,7 +32,7 @@ export class EndpointSlots {
   ) {
     this.releases = new GroupCommit(
       async (slots) => {
-        await this.outbox.releaseSlots(slots, this.clock.now());
+        await this.outbox.releaseSlots(slots);
         return slots.map(() => undefined);
       },
       {

@@ -171,8 +171,11 @@ export abstract class OutboxStore {
    */
   abstract takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken>;
 
-  /** Frees these slots (their requests got an answer, or were not made); `now` is when, kept for retention. */
-  abstract releaseSlots(slots: readonly EndpointSlot[], now: number): Promise<void>;
+  /**
+   * Frees these slots (their requests got an answer, or were not made), for every instance at once: never with the
+   * releaser's clock, which may run ahead of another's and make the slot look held there for that much longer.
+   */
+  abstract releaseSlots(slots: readonly EndpointSlot[]): Promise<void>;
 
   /** An instance opened the endpoint's circuit until `until`: no instance sends to it until a probe gets an answer. */
   abstract circuitOpened(endpoint: string, until: number): Promise<void>;
