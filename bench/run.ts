@@ -1,5 +1,6 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery]`: the delivery benchmark of
-// issue 4, and the isolation scenario of issue 11. Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits]`: the
+// delivery benchmark of issue 4, the isolation scenario of issue 11, and whether the per-endpoint limits hold across instances.
+// Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import type { ReceiverStart } from './lib/receiver-types';
 import type { BenchReport, RatedRun, Target } from './lib/report';
 import { backlog } from './scenarios/backlog';
 import { measureCeiling } from './scenarios/ceiling';
+import { endpointLimits } from './scenarios/endpoint-limits';
 import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
 import { recovery } from './scenarios/recovery';
@@ -20,7 +22,7 @@ import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from
 
 /** The receiver's answer delay in the second scale-out series. */
 const SLOW_RECEIVER_MS = 50;
-const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'isolation-http', 'recovery'] as const;
+const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'isolation-http', 'recovery', 'endpoint-limits'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const FULL: BenchSize = {
@@ -33,6 +35,7 @@ const FULL: BenchSize = {
   backlog: 100_000,
   scaleOut: [1, 2, 3],
   isolation: { users: 200, seconds: 60, neighbourEvents: 2000, stragglerWaitSeconds: 30 },
+  endpointLimits: { slowEvents: 300, deadSeconds: 40, deadRate: 10 },
 };
 const QUICK: BenchSize = {
   ...FULL,
@@ -41,6 +44,7 @@ const QUICK: BenchSize = {
   latencySeconds: 10,
   backlog: 10_000,
   isolation: { ...FULL.isolation, seconds: 20 },
+  endpointLimits: { ...FULL.endpointLimits, slowEvents: 150, deadSeconds: 20 },
 };
 /** Receiver origins (127.0.0.1…N): users' endpoints are spread over several origins, as real users' are. */
 const ORIGINS = 8;
@@ -66,6 +70,12 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     seconds: number('isolation-seconds') ?? base.isolation.seconds,
     neighbourEvents: number('isolation-neighbour-events') ?? base.isolation.neighbourEvents,
   };
+  const endpointLimits = {
+    ...base.endpointLimits,
+    slowEvents: number('endpoint-limits-slow-events') ?? base.endpointLimits.slowEvents,
+    deadSeconds: number('endpoint-limits-dead-seconds') ?? base.endpointLimits.deadSeconds,
+    deadRate: number('endpoint-limits-dead-rate') ?? base.endpointLimits.deadRate,
+  };
   const size = {
     ...base,
     events: number('events') ?? base.events,
@@ -76,6 +86,7 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     latencyProfile: argv.includes('--latency-profile'),
     latencyIdleSeconds: number('latency-idle-seconds') ?? 5,
     isolation,
+    endpointLimits,
   };
   return { size, quick, only: new Set(only as Scenario[]) };
 }
@@ -109,7 +120,7 @@ async function main(): Promise<void> {
       scenarios: [...only],
       size,
       receiverOrigins: ORIGINS,
-      deliveryTuning: 'service defaults (DELIVERY_* unset)',
+      deliveryTuning: 'service defaults (DELIVERY_* unset); endpoint-limits sets its own (its settings)',
     },
   };
   const ratios: RatedRun[] = [];
@@ -191,6 +202,13 @@ async function main(): Promise<void> {
       if (path === 'http') report.isolationHttp = result;
       else report.isolation = result;
     }
+    if (only.has('endpoint-limits')) {
+      if (server.kind !== 'mysql') {
+        report.endpointLimits = { skipped: 'several instances need a shared MySQL/MariaDB database (SKIP LOCKED claims)' };
+      } else {
+        report.endpointLimits = await endpointLimits(context, size.endpointLimits);
+      }
+    }
     if (!quick) {
       log('ceiling again, to see the drift within this run');
       const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
@@ -256,6 +274,7 @@ function targets(report: BenchReport): Record<string, Target> {
     result.recoveryLiveP99AtMost2xAlone = { baselineP99Ms, withRecoveryP99Ms, ratio: p99Ratio, met };
   }
   Object.assign(result, report.isolation?.targets, report.isolationHttp?.targets);
+  if (report.endpointLimits && 'targets' in report.endpointLimits) Object.assign(result, report.endpointLimits.targets);
   return result;
 }
 

@@ -17,6 +17,17 @@ export interface BenchSize {
   readonly backlog: number;
   readonly scaleOut: readonly number[];
   readonly isolation: IsolationSize;
+  readonly endpointLimits: EndpointLimitsSize;
+}
+
+/** Sizes of the endpoint-limits scenario. */
+export interface EndpointLimitsSize {
+  /** Events published at once for the slow endpoint's user. */
+  readonly slowEvents: number;
+  /** How long the dead endpoint's user gets a steady trickle of events. */
+  readonly deadSeconds: number;
+  /** Events per second of that trickle, over all instances. */
+  readonly deadRate: number;
 }
 
 /** Sizes of the isolation scenario (issue 11). */

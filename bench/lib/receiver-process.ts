@@ -1,7 +1,8 @@
 // The webhook receiver, in its own process so that its CPU (TLS, HMAC checks) is not the service's.
 // HTTPS on several loopback addresses (one origin each), counts requests by X-Service-Event-Id,
 // verifies every signature and answers 200, or a mix of faults when told to. Neighbours (chosen users)
-// get an endpoint of their own that hangs or answers slowly, counted apart from everyone else.
+// get an endpoint of their own that hangs or answers slowly, counted apart from everyone else. Watched
+// endpoints (chosen users) also get their requests in flight counted, with the peak and each arrival's time.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
@@ -12,6 +13,7 @@ import { serveIpc } from './ipc';
 import { library } from './library';
 import type {
   Arrival,
+  EndpointStats,
   FaultRates,
   NeighbourBehaviour,
   NeighbourStats,
@@ -35,6 +37,8 @@ let neighbourState = freshNeighbourState();
 /** Neighbour requests held open (never answered, or not yet). */
 const openNeighbourRequests = new Set<ServerResponse>();
 const servers: Server[] = [];
+/** Watched endpoints by user id: their requests in flight and arrivals (see {@link watchRequest}). */
+let watched = new Map<string, EndpointWatch>();
 // Raw TCP sockets by connection: a TLSSocket cannot send a TCP reset itself, its underlying socket can. The key holds
 // the server's address too: Linux gives connections to different loopback hosts the same client port, and a key by
 // client port alone once reset another event's connection (its attempt never reached the receiver).
@@ -78,7 +82,66 @@ function freshNeighbourState() {
   };
 }
 
+/** A watched endpoint's counts as they accrue: {@link EndpointStats}, with the event ids seen. */
+type EndpointWatch = { -readonly [K in Exclude<keyof EndpointStats, 'uniqueEvents'>]: EndpointStats[K] } & { readonly events: Set<string> };
+
+function freshWatch(): EndpointWatch {
+  return {
+    requests: 0,
+    inFlight: 0,
+    peakInFlight: 0,
+    peakAt: 0,
+    answered: 0,
+    closedUnanswered: 0,
+    busyMs: 0,
+    lastAnsweredAt: 0,
+    arrivals: [],
+    events: new Set(),
+  };
+}
+
+/**
+ * Counts a request to a watched endpoint as in flight from now (its headers arrived) until its response is ended
+ * ('prefinish': `res.end()` has queued the whole response; 'finish' comes a few ticks later, after the client may
+ * already have read the answer and sent its next request) or closed unanswered ('close' without it: the client gave up,
+ * or the socket was dropped).
+ */
+function watchRequest(req: IncomingMessage, res: ServerResponse): void {
+  const watch = watched.get((req.url ?? '').split('/')[2]);
+  if (!watch) return;
+  const arrivedAt = wallMs();
+  watch.requests++;
+  watch.arrivals.push(arrivedAt);
+  watch.events.add((req.headers['x-service-event-id'] as string | undefined) ?? '');
+  watch.inFlight++;
+  if (watch.inFlight > watch.peakInFlight) {
+    watch.peakInFlight = watch.inFlight;
+    watch.peakAt = arrivedAt;
+  }
+  let ended = false;
+  const end = (answered: boolean) => {
+    if (ended) return;
+    ended = true;
+    const now = wallMs();
+    watch.inFlight--;
+    watch.busyMs += now - arrivedAt;
+    if (answered) {
+      watch.answered++;
+      watch.lastAnsweredAt = now;
+    } else {
+      watch.closedUnanswered++;
+    }
+  };
+  res.on('prefinish', () => end(true));
+  res.on('close', () => end(false));
+}
+
+function endpointStats(): Record<string, EndpointStats> {
+  return Object.fromEntries([...watched].map(([userId, { events, ...counts }]) => [userId, { ...counts, uniqueEvents: events.size }]));
+}
+
 function handle(req: IncomingMessage, res: ServerResponse): void {
+  watchRequest(req, res);
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
@@ -254,11 +317,17 @@ serveIpc({
     neighbours = new Map(entries);
     neighbourState = freshNeighbourState();
   },
-  /** Resets the counts, the neighbours' included (their endpoints keep their behaviour). */
+  /** Resets the counts, the neighbours' and the watched endpoints' included (their endpoints keep their behaviour). */
   reset: () => {
     state = freshState();
     neighbourState = freshNeighbourState();
+    watched = new Map([...watched.keys()].map((userId) => [userId, freshWatch()]));
   },
+  /** Watches these users' endpoints (replaces the previous set, with fresh counts); see {@link watchRequest}. */
+  watchEndpoints: (userIds: string[]) => {
+    watched = new Map(userIds.map((userId) => [userId, freshWatch()]));
+  },
+  endpointStats,
   stats,
   neighbourStats: (): NeighbourStats => {
     const { events, ...counts } = neighbourState;

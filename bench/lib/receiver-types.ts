@@ -58,5 +58,29 @@ export interface NeighbourStats {
   readonly byAttemptNumber: Record<number, number>;
 }
 
+/**
+ * One watched endpoint (a user's `/hook/<userId>/…` paths), whatever answers it: each request is in flight from its
+ * arrival (headers received) until its response is ended (`res.end()`, 'prefinish'), or closed unanswered ('close':
+ * the client gave up, or the socket died).
+ */
+export interface EndpointStats {
+  readonly requests: number;
+  readonly uniqueEvents: number;
+  readonly inFlight: number;
+  /** The most requests in flight at once, and when (wall time, epoch ms) it was first reached. */
+  readonly peakInFlight: number;
+  readonly peakAt: number;
+  /** Responses ended in full ('prefinish'). */
+  readonly answered: number;
+  /** Requests closed without a full response (the client's deadline, or a dropped socket). */
+  readonly closedUnanswered: number;
+  /** Sum over the ended requests of their time in flight, ms: divided by a duration, the mean number in flight. */
+  readonly busyMs: number;
+  /** Wall time (epoch ms) of each request's arrival, in order. */
+  readonly arrivals: number[];
+  /** Wall time of the last response ended in full, or 0. */
+  readonly lastAnsweredAt: number;
+}
+
 /** The first arrival of one event (any attempt number) that carried `payload.t`: [publish-to-arrival ms, userId, arrival wall time, seq]. */
 export type Arrival = [latencyMs: number, userId: number, at: number, seq: number];

@@ -1,5 +1,6 @@
 import type { BacklogResult } from '../scenarios/backlog';
 import type { CeilingResult } from '../scenarios/ceiling';
+import type { EndpointLimitsResult } from '../scenarios/endpoint-limits';
 import type { IsolationResult } from '../scenarios/isolation';
 import type { LatencyResult } from '../scenarios/latency';
 import type { RecoveryResult } from '../scenarios/recovery';
@@ -29,6 +30,8 @@ export interface BenchReport {
   isolation?: IsolationResult;
   /** The isolation scenario with the healthy load published through the internal HTTP endpoint. */
   isolationHttp?: IsolationResult;
+  /** Whether the per-endpoint cap and circuit breaker hold across three instances (or why it was skipped). */
+  endpointLimits?: EndpointLimitsResult | { readonly skipped: string };
   profiles?: Record<string, ProfileSummary>;
   targets?: Record<string, Target>;
   failures?: string[];

@@ -15,7 +15,15 @@ const ENCRYPTION_KEY = `bench:${randomBytes(32).toString('base64')}`;
 export interface ServiceEnvInput {
   readonly database: Record<string, string>;
   readonly caFile: string;
-  readonly delivery?: { concurrency?: number; batchSize?: number; leaseMs?: number; timeoutMs?: number };
+  readonly delivery?: {
+    concurrency?: number;
+    batchSize?: number;
+    leaseMs?: number;
+    timeoutMs?: number;
+    perEndpointConcurrency?: number;
+    circuitFailures?: number;
+    circuitCoolDownMs?: number;
+  };
 }
 
 /** The environment every instance gets: production mode, loopback receivers allowed, the receiver's CA trusted. */
@@ -38,6 +46,9 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     ...optional('DELIVERY_BATCH_SIZE', tuning.batchSize),
     ...optional('DELIVERY_LEASE_MS', tuning.leaseMs),
     ...optional('DELIVERY_TIMEOUT_MS', tuning.timeoutMs),
+    ...optional('DELIVERY_PER_ENDPOINT_CONCURRENCY', tuning.perEndpointConcurrency),
+    ...optional('DELIVERY_CIRCUIT_FAILURES', tuning.circuitFailures),
+    ...optional('DELIVERY_CIRCUIT_COOL_DOWN_MS', tuning.circuitCoolDownMs),
   };
 }
 
