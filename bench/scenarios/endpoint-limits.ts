@@ -19,8 +19,12 @@ const COOL_DOWN_MS = 2000;
 const SLOW_ANSWER_MS = 300;
 /** Events per publish call to the slow endpoint: small batches spread round-robin, so that every instance holds some. */
 const SLOW_BATCH = 10;
-/** Arrivals at the dead endpoint at least this far apart are in different bursts: half the shortest cool-down. */
-const BURST_GAP_MS = COOL_DOWN_MS / 2;
+/**
+ * Arrivals at the dead endpoint at least this far apart are in different bursts: the deadline. Before the circuit opens,
+ * rounds of requests that time out follow each other less than a deadline apart (the next request starts when one times
+ * out); a probe comes a cool-down after the failure that opened the circuit, which ended a deadline after its request.
+ */
+const BURST_GAP_MS = TIMEOUT_MS;
 /** How long the slow endpoint's deliveries may make no progress before the wait for them gives up. */
 const STALL_MS = 15_000;
 /** How long the attempts may take to show in the instances' counters once the receiver has seen them. */
