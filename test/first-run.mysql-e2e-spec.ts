@@ -101,7 +101,7 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration AddRotationOverlap1764500000000',
       'Applied migration AddEventTraceContext1764600000000',
       'Applied migration CreateWebhookHealth1764700000000',
-      'Applied migration CreateEndpointSlots1764800000000',
+      'Applied migration CreateEndpointLimits1764800000000',
     ]);
     expect(lines.filter((line) => line.context === 'Config' && line.level === 40).map((line) => line.msg)).toEqual([
       expect.stringMatching(/^JWT_SECRET is not set: generated a development value in /),

@@ -462,6 +462,15 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.takeSlot(endpoint, 4, NOW + 32_000, NOW + 50_000, false)).toHaveProperty('holder');
   });
 
+  it('countFailure counts an endpoint’s failures in a row over all callers; clearFailures starts it again', async () => {
+    const endpoint = '7 hooks.example.com:8443';
+    const counts = await Promise.all([store.countFailure(endpoint), store.countFailure(endpoint), store.countFailure(endpoint)]);
+    expect(Math.max(...counts)).toBe(3);
+    expect(await store.countFailure('8 hooks.example.com:8443')).toBe(1);
+    await store.clearFailures(endpoint);
+    expect(await store.countFailure(endpoint)).toBe(1);
+  });
+
   it('queueDepth counts due, leased and FAILED deliveries, each capped', async () => {
     for (let i = 0; i < 3; i++) await enqueue([[event(1), 'due']]);
     await enqueue([[event(1), 'lease']], leaseAt(NOW, 1_000));

@@ -1,5 +1,6 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
+import { WebhookEndpointFailures } from './delivery/webhook-endpoint-failures.entity';
 import { WebhookEndpointProbe } from './delivery/webhook-endpoint-probe.entity';
 import { WebhookEndpointSlot } from './delivery/webhook-endpoint-slot.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
@@ -14,7 +15,7 @@ import { CreateIdempotencyKeys1764400000000 } from './migrations/1764400000000-c
 import { AddRotationOverlap1764500000000 } from './migrations/1764500000000-add-rotation-overlap';
 import { AddEventTraceContext1764600000000 } from './migrations/1764600000000-add-event-trace-context';
 import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-create-webhook-health';
-import { CreateEndpointSlots1764800000000 } from './migrations/1764800000000-create-endpoint-slots';
+import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -28,6 +29,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookEndpointProbe,
   WebhookEndpointSlot,
+  WebhookEndpointFailures,
   WebhookIdempotencyKey,
   WebhookHealth,
 ];
@@ -44,5 +46,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddRotationOverlap1764500000000,
   AddEventTraceContext1764600000000,
   CreateWebhookHealth1764700000000,
-  CreateEndpointSlots1764800000000,
+  CreateEndpointLimits1764800000000,
 ];

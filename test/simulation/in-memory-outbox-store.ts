@@ -115,6 +115,8 @@ export class InMemoryOutboxStore extends OutboxStore {
   /** Endpoint key → its request slots (webhook_endpoint_slots), by slot number. */
   readonly slots = new Map<string, { holder: string | null; heldUntil: number }[]>();
   private nextHolder = 1;
+  /** Endpoint key → its unreachable attempts in a row, all instances together (webhook_endpoint_failures). */
+  readonly failures = new Map<string, number>();
   readonly attempts: AttemptRow[] = [];
   private nextDeliveryId = 1;
   private nextAttemptId = 1;
@@ -297,6 +299,17 @@ export class InMemoryOutboxStore extends OutboxStore {
     for (const slot of slots)
       for (const row of this.slots.get(slot.endpoint) ?? [])
         if (row.holder === slot.holder) Object.assign(row, { holder: null, heldUntil: 0 });
+    return Promise.resolve();
+  }
+
+  countFailure(endpoint: string): Promise<number> {
+    const failures = (this.failures.get(endpoint) ?? 0) + 1;
+    this.failures.set(endpoint, failures);
+    return Promise.resolve(failures);
+  }
+
+  clearFailures(endpoint: string): Promise<void> {
+    this.failures.delete(endpoint);
     return Promise.resolve();
   }
 

@@ -204,6 +204,14 @@ export class InstanceStore extends OutboxStore {
     return this.call(true, () => this.world.store.releaseSlots(slots));
   }
 
+  countFailure(endpoint: string): Promise<number> {
+    return this.call(true, () => this.world.store.countFailure(endpoint));
+  }
+
+  clearFailures(endpoint: string): Promise<void> {
+    return this.call(true, () => this.world.store.clearFailures(endpoint));
+  }
+
   circuitOpened(endpoint: string, until: number): Promise<void> {
     return this.call(true, () => this.world.store.circuitOpened(endpoint, until));
   }

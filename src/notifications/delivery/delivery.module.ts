@@ -26,6 +26,7 @@ import { InternalTokenGuard } from './internal-token.guard';
 import { DeliveryTracing } from './trace-context/delivery-tracing';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
+import { WebhookEndpointFailures } from './webhook-endpoint-failures.entity';
 import { WebhookEndpointProbe } from './webhook-endpoint-probe.entity';
 import { WebhookEndpointSlot } from './webhook-endpoint-slot.entity';
 import { WebhookEvent } from './webhook-event.entity';
@@ -46,6 +47,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
       WebhookDeliveryAttempt,
       WebhookEndpointProbe,
       WebhookEndpointSlot,
+      WebhookEndpointFailures,
       WebhookIdempotencyKey,
     ]),
     ClockModule,

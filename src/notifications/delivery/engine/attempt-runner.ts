@@ -5,7 +5,7 @@ import type { PreferencesService, WebhookTarget } from '../../preferences/prefer
 import { webhookKey } from '../../preferences/webhook-key';
 import type { DeliveryEvents } from '../delivery-events.service';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
-import type { AttemptResult } from '../http/attempt-result';
+import type { AttemptOutcome, AttemptResult } from '../http/attempt-result';
 import type { WebhookSender } from '../http/webhook-sender';
 import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
@@ -13,6 +13,7 @@ import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
+import { isUnreachable } from './circuit-breaker';
 import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
 import type { AttemptRecord, ClaimedDelivery, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
 import type { WakeUps } from './wake-ups';
@@ -150,6 +151,7 @@ export class AttemptRunner {
     const { claim, target } = job;
     let slotFreed = false;
     let slot: EndpointSlot | null = null;
+    let requested = false;
     try {
       // A half-open circuit lets one request through, all instances together: the probe is taken first (in the store).
       const probe = this.queues.isHalfOpen(job.endpoint, this.clock.now());
@@ -190,11 +192,14 @@ export class AttemptRunner {
       }
       const startedAt = this.clock.now();
       const attemptNumber = claim.attemptCount + 1;
+      requested = true;
       const result = await this.send(claim, target, attemptNumber, startedAt);
       const endedAt = this.clock.now();
       this.capacity.attemptTook(result.durationMs);
       slotFreed = true;
+      const failedBefore = this.queues.failuresInRow(job.endpoint);
       const opened = this.queues.finished(job, result.outcome, endedAt);
+      if (!opened) void this.work.track(this.shareOutcome(job.endpoint, result.outcome, failedBefore));
       if (opened) {
         this.slots.release(slot);
         this.circuitOpened(opened, probe);
@@ -209,6 +214,13 @@ export class AttemptRunner {
       await recorded;
     } catch (error) {
       if (slot !== null) this.slots.release(slot);
+      if (!requested) {
+        // The store failed before the request (taking a slot or the probe): the attempt waits in its queue, still held
+        // (it counts against the room), and tries again a little later.
+        this.postpone(job);
+        this.logger.warn(`Delivery ${claim.id}: attempt postponed (${(error as Error).message})`);
+        return;
+      }
       if (!slotFreed) {
         this.queues.dropped(job);
         this.slotFreed(job);
@@ -231,18 +243,22 @@ export class AttemptRunner {
    */
   private slotRefused(job: Job, refusal: Exclude<SlotTaken, EndpointSlot>): void {
     const now = this.clock.now();
-    if ('busy' in refusal) {
-      const wait = Math.min(SLOT_RETRY_MS * 2 ** this.queues.postponementsOf(job.endpoint), SLOT_RETRY_MAX_MS);
-      this.queues.postponed(job);
-      this.retryIn(job.endpoint, wait);
-      this.pump();
-    } else if (refusal.openUntil > now) {
+    if ('busy' in refusal) this.postpone(job);
+    else if (refusal.openUntil > now) {
       this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, refusal.openUntil));
       this.slotFreed(job);
     } else {
       this.queues.postponed(job, refusal.openUntil);
       this.pump();
     }
+  }
+
+  /** Back to the head of its queue, to try again after the back-off (its endpoint waits meanwhile). */
+  private postpone(job: Job): void {
+    const wait = Math.min(SLOT_RETRY_MS * 2 ** this.queues.postponementsOf(job.endpoint), SLOT_RETRY_MAX_MS);
+    this.queues.postponed(job);
+    this.retryIn(job.endpoint, wait);
+    this.pump();
   }
 
   /**
@@ -364,6 +380,23 @@ export class AttemptRunner {
       opened,
     );
     this.wakeUps.probeAt(opened.until);
+  }
+
+  /**
+   * Failures in a row are counted across instances too, as the shared cap spreads an endpoint's attempts over them: an
+   * unreachable outcome adds one to the endpoint's count, and the circuit opens when that reaches the threshold; the
+   * first answer after failures seen here starts it again. Should the store fail, each instance counts on its own.
+   */
+  private async shareOutcome(endpoint: EndpointKey, outcome: AttemptOutcome, failedBefore: number): Promise<void> {
+    if (this.settings.circuitBreaker.failuresToOpen === 0) return;
+    try {
+      if (isUnreachable(outcome)) {
+        const opened = this.queues.sharedFailures(endpoint, await this.outbox.countFailure(endpoint), this.clock.now());
+        if (opened) this.circuitOpened(opened, false);
+      } else if (failedBefore > 0) await this.outbox.clearFailures(endpoint);
+    } catch (error) {
+      this.logger.warn(`Host ${hostOf(endpoint)}: its failures in a row were not counted (${(error as Error).message})`);
+    }
   }
 
   /** Tells the other instances that the endpoint's circuit is open; should that fail, each opens it on its own failures. */

@@ -12,6 +12,11 @@ const UNREACHABLE: ReadonlySet<AttemptOutcome> = new Set(['timeout', 'connect_er
 
 const MAX_COOL_DOWN_FACTOR = 16;
 
+/** Whether an outcome counts towards opening a circuit: a timeout, or a connection or TLS failure. */
+export function isUnreachable(outcome: AttemptOutcome): boolean {
+  return UNREACHABLE.has(outcome);
+}
+
 /**
  * The circuit of one endpoint: closed (up to its cap in flight), open (nothing sent until `openUntil`),
  * then half-open (one probe in flight; its answer closes the circuit, its failure opens it again for longer).
@@ -68,6 +73,24 @@ export class CircuitBreaker {
   /** True when the circuit is closed and forgets nothing worth keeping. */
   get isPristine(): boolean {
     return this.openUntil === null && this.failures === 0;
+  }
+
+  /** Unreachable attempts in a row counted here (0 after an answer). */
+  get failuresInRow(): number {
+    return this.failures;
+  }
+
+  /**
+   * The endpoint's unreachable attempts in a row, all instances together, are `failures`: opens the closed circuit when
+   * they reach the threshold, as if counted here; true when it opened.
+   */
+  openOnShared(failures: number, now: number): boolean {
+    if (this.openUntil !== null || this.settings.failuresToOpen === 0 || failures < this.settings.failuresToOpen) return false;
+    this.failures = Math.max(this.failures, failures);
+    this.lastFailureAt = now;
+    this.coolDownMs = this.settings.coolDownMs;
+    this.openUntil = now + this.coolDownMs;
+    return true;
   }
 
   /** Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. */

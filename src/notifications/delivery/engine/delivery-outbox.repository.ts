@@ -27,7 +27,7 @@ import type {
   RecoveryWindow,
   SlotTaken,
 } from './outbox-store';
-import { openEndpointCircuit, releaseEndpointSlots, takeEndpointSlot } from './endpoint-slot-statements';
+import { countEndpointFailure, openEndpointCircuit, releaseEndpointSlots, takeEndpointSlot } from './endpoint-slot-statements';
 
 const INSERT_CHUNK = 500;
 /** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
@@ -352,6 +352,14 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
 
   async releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
     await this.write((manager) => releaseEndpointSlots(manager, slots));
+  }
+
+  countFailure(endpoint: string): Promise<number> {
+    return this.write((manager) => countEndpointFailure(manager, isMySql(this.dataSource), endpoint));
+  }
+
+  async clearFailures(endpoint: string): Promise<void> {
+    await this.write((manager) => manager.query('DELETE FROM webhook_endpoint_failures WHERE endpoint = ?', [endpoint]));
   }
 
   async circuitOpened(endpoint: string, until: number): Promise<void> {

@@ -138,6 +138,41 @@ describe('EndpointQueues', () => {
     expect(sometimes.finished(y, 'blocked', T)).toBeNull();
   });
 
+  it('postpones an attempt that found its endpoint’s slots all held: first in its queue, the endpoint out of the round until resumed', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const [first, second] = [attempt(1), attempt(1)];
+    queues.push(first);
+    queues.push(second);
+    queues.push(attempt(2));
+    const [a, b] = [queues.next(T)!, queues.next(T)!];
+    expect([a, b]).toEqual([first, expect.objectContaining({ userId: 2 })]);
+    queues.postponed(first);
+    expect(queues.next(T)).toBeNull(); // the other slots are free, but the endpoint waits
+    expect(queues.postponementsOf(first.endpoint)).toBe(1);
+    expect(queues.held).toBe(3);
+    queues.resume(first.endpoint);
+    expect(startAll(queues)).toEqual([first, second]);
+    queues.finished(first, 'success', T);
+    expect(queues.postponementsOf(first.endpoint)).toBe(0);
+  });
+
+  it('opens the circuit when the endpoint’s failures in a row reach the threshold counted over all instances', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const first = attempt(1);
+    queues.push(first);
+    queues.push(attempt(1));
+    queues.push(attempt(1));
+    const [a] = startAll(queues);
+    queues.finished(a, 'timeout', T); // 1 here
+    expect(queues.failuresInRow(first.endpoint)).toBe(1);
+    expect(queues.sharedFailures(first.endpoint, 2, T)).toBeNull(); // below the threshold of 3
+    const opened = queues.sharedFailures(first.endpoint, 3, T + 1);
+    expect(opened).toMatchObject({ endpoint: first.endpoint, until: T + 1 + 30_000 });
+    expect(opened!.parked).toHaveLength(1); // the queued one (the other is in flight)
+    expect(queues.sharedFailures(first.endpoint, 4, T + 2)).toBeNull(); // open already
+    expect(queues.admission(first.endpoint, T + 2)).toMatchObject({ parkUntil: T + 1 + 30_000 });
+  });
+
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {
     const queues = new EndpointQueues<Attempt>(limits);
     for (let i = 0; i < 5; i++) queues.push(attempt(1));

@@ -155,6 +155,23 @@ export class EndpointQueues<T extends QueuedAttempt> {
     return opened;
   }
 
+  /** Unreachable attempts in a row to the endpoint counted by this instance. */
+  failuresInRow(endpoint: EndpointKey): number {
+    return this.endpoints.get(endpoint)?.breaker.failuresInRow ?? 0;
+  }
+
+  /**
+   * The endpoint's unreachable attempts in a row, all instances together, are `failures`: when that reaches the threshold
+   * its circuit opens here too, and its queued attempts are handed back to be skipped.
+   */
+  sharedFailures(endpoint: EndpointKey, failures: number, now: number): OpenedCircuit<T> | null {
+    const known = this.endpoints.get(endpoint);
+    if (!known?.breaker.openOnShared(failures, now)) return null;
+    const opened = this.park(known);
+    this.settle(known);
+    return opened;
+  }
+
   /** True when the endpoint's circuit is half-open: the attempt {@link next} hands out for it is the probe, the one request it lets through. */
   isHalfOpen(endpoint: EndpointKey, now: number): boolean {
     return this.endpoints.get(endpoint)?.breaker.isHalfOpenAt(now) ?? false;

@@ -84,6 +84,20 @@ export async function releaseEndpointSlots(manager: EntityManager, slots: readon
   );
 }
 
+/** One more unreachable attempt in a row to the endpoint, all instances together; the count after it (others' included). */
+export async function countEndpointFailure(manager: EntityManager, mysql: boolean, endpoint: string): Promise<number> {
+  await manager.query(
+    mysql
+      ? 'INSERT INTO webhook_endpoint_failures (endpoint, failures) VALUES (?, 1) ON DUPLICATE KEY UPDATE failures = failures + 1'
+      : 'INSERT INTO webhook_endpoint_failures (endpoint, failures) VALUES (?, 1) ON CONFLICT (endpoint) DO UPDATE SET failures = failures + 1',
+    [endpoint],
+  );
+  const [row] = await manager.query<{ failures: number | string }[]>('SELECT failures FROM webhook_endpoint_failures WHERE endpoint = ?', [
+    endpoint,
+  ]);
+  return Number(row?.failures ?? 1);
+}
+
 /** The circuit is open until `until` at least (a later time another instance wrote is kept: it may be a running probe's). */
 export async function openEndpointCircuit(manager: EntityManager, mysql: boolean, endpoint: string, until: number): Promise<void> {
   await manager.query(

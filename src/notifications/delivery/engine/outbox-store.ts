@@ -180,6 +180,12 @@ export abstract class OutboxStore {
   /** An instance opened the endpoint's circuit until `until`: no instance sends to it until a probe gets an answer. */
   abstract circuitOpened(endpoint: string, until: number): Promise<void>;
 
+  /** Adds an unreachable attempt to the endpoint's failures in a row, all instances together; resolves with the new count. */
+  abstract countFailure(endpoint: string): Promise<number>;
+
+  /** An instance that saw failures got an answer from the endpoint: its failures in a row start again from 0. */
+  abstract clearFailures(endpoint: string): Promise<void>;
+
   /** Counts due, leased (unexpired) and FAILED deliveries, each capped at `cap`. */
   abstract queueDepth(now: number, cap: number): Promise<QueueDepth>;
 
