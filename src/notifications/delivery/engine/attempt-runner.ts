@@ -74,7 +74,7 @@ export class AttemptRunner {
       concurrency: RECORD_CONCURRENCY,
       linger: { ms: RECORD_LINGER_MS, wait: (ms) => new Promise<void>((resolve) => this.clock.setTimeout(resolve, ms)) },
     });
-    this.slots = new EndpointSlots(outbox, clock, settings, work);
+    this.slots = new EndpointSlots(outbox, clock, settings, work, (endpoint) => queues.hasQueued(endpoint));
   }
 
   /** Resolves when the records and slot releases submitted so far are committed (or given up). */
@@ -86,7 +86,7 @@ export class AttemptRunner {
   releaseSpareSlots(): void {
     for (const timer of this.retries.values()) timer.cancel();
     this.retries.clear();
-    this.slots.releaseUnneeded(() => false);
+    this.slots.releaseAll();
   }
 
   /** Queues leased deliveries behind their endpoints, parks those whose circuit is open, cancels those whose webhook is off. */
@@ -134,13 +134,13 @@ export class AttemptRunner {
 
   /**
    * Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one; then
-   * gives back the endpoint slots that no attempt queued here will use.
+   * gives back (after a while) the endpoint slots that no attempt queued here will use.
    */
   pump(): void {
     for (let job = this.queues.next(this.clock.now()); job !== null; job = this.queues.next(this.clock.now())) {
       void this.work.track(this.attempt(job));
     }
-    this.slots.releaseUnneeded((endpoint) => this.queues.hasQueued(endpoint));
+    this.slots.releaseUnneeded();
   }
 
   /**

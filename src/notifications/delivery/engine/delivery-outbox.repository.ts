@@ -32,6 +32,8 @@ import { countEndpointFailure, openEndpointCircuit, releaseEndpointSlots, takeEn
 const INSERT_CHUNK = 500;
 /** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
 const PENDING_CONFLICT_TRIES = 3;
+/** Endpoints remembered as having their slot rows; forgotten all at once beyond this (a first take then costs one statement more). */
+const KNOWN_ENDPOINTS_MAX = 100_000;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
 
@@ -48,6 +50,8 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   private readonly configuredClaimMode: ClaimMode | undefined;
   /** On MySQL/MariaDB: the configured claim mode, until {@link onModuleInit} settles it for the server. */
   private claimMode: ClaimMode;
+  /** Endpoints whose slot rows this instance has seen (their first take makes them): at most {@link KNOWN_ENDPOINTS_MAX}. */
+  private readonly endpointsWithSlots = new Set<string>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -346,8 +350,13 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     );
   }
 
-  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    return takeEndpointSlot((statement) => this.write(statement), isMySql(this.dataSource), { endpoint, cap, now, until, probing });
+  async takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
+    const rowsMade = this.endpointsWithSlots.has(endpoint);
+    const write = <T>(statement: (manager: EntityManager) => Promise<T>) => this.write(statement);
+    const taken = await takeEndpointSlot(write, isMySql(this.dataSource), { endpoint, cap, now, until, probing, rowsMade });
+    if (this.endpointsWithSlots.size >= KNOWN_ENDPOINTS_MAX) this.endpointsWithSlots.clear();
+    this.endpointsWithSlots.add(endpoint);
+    return taken;
   }
 
   async releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {

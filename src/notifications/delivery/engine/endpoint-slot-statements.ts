@@ -15,7 +15,9 @@ function circuitOpen(probing: boolean): string {
 }
 
 /**
- * Takes the lowest free slot with one conditional UPDATE: `UPDATE … ORDER BY slot LIMIT 1` on MySQL/MariaDB (the row
+ * Takes a slot. The first take of an endpoint on MySQL/MariaDB (`rowsMade` false: this instance has not seen its rows)
+ * makes its rows with slot 0 held, one INSERT IGNORE; if they existed, or on SQLite, it takes the lowest free slot with
+ * one conditional UPDATE: `UPDATE … ORDER BY slot LIMIT 1` on MySQL/MariaDB (the row
  * lock makes two takers of one slot wait for each other, then the second finds it held), the same through the row id
  * on SQLite (no LIMIT on UPDATE there). When none was taken, one read tells why: the circuit is open, or all are held,
  * or the rows are not made yet (the endpoint's first take, or a larger cap than before) or one was freed meanwhile:
@@ -24,10 +26,11 @@ function circuitOpen(probing: boolean): string {
 export async function takeEndpointSlot(
   write: <T>(statement: (manager: EntityManager) => Promise<T>) => Promise<T>,
   mysql: boolean,
-  request: { endpoint: string; cap: number; now: number; until: number; probing: boolean },
+  request: { endpoint: string; cap: number; now: number; until: number; probing: boolean; rowsMade: boolean },
 ): Promise<SlotTaken> {
-  const { endpoint, cap, now, until, probing } = request;
+  const { endpoint, cap, now, until, probing, rowsMade } = request;
   const slot: EndpointSlot = { endpoint, holder: randomUUID(), heldUntil: until };
+  if (!rowsMade && mysql && (await write((manager) => makeSlots(manager, mysql, endpoint, cap, slot))) === cap) return slot;
   const take = () =>
     write(async (manager) => {
       const update = manager.createQueryBuilder().update(WebhookEndpointSlot).set({ holder: slot.holder, heldUntil: until });
@@ -64,14 +67,20 @@ export async function takeEndpointSlot(
   return (await take()) ? slot : { busy: true };
 }
 
-/** The endpoint's slot rows 0 to `cap` − 1, free; those that exist are left as they are. */
-async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number): Promise<void> {
-  const rows = Array.from({ length: cap }, () => '(?, ?, NULL, 0)').join(', ');
+/**
+ * The endpoint's slot rows 0 to `cap` − 1, free but slot 0 when `taken` is given (held by it); those that exist are left
+ * as they are. How many rows it made, on MySQL/MariaDB (all of them: none existed, so slot 0 is `taken`'s).
+ */
+async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number, taken?: EndpointSlot): Promise<number> {
+  const rows = Array.from({ length: cap }, (_, slot) => (slot === 0 && taken ? '(?, ?, ?, ?)' : '(?, ?, NULL, 0)')).join(', ');
   const insert = mysql ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
-  await manager.query(
+  const answer: unknown = await manager.query(
     `${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows}`,
-    Array.from({ length: cap }, (_, slot) => [endpoint, slot]).flat(),
+    Array.from({ length: cap }, (_, slot) =>
+      slot === 0 && taken ? [endpoint, slot, taken.holder, taken.heldUntil] : [endpoint, slot],
+    ).flat(),
   );
+  return typeof answer === 'object' && answer !== null && 'affectedRows' in answer ? Number(answer.affectedRows) : 0;
 }
 
 /** Frees the slots still held by these takes, in one statement (each row found by its primary key's prefix). */

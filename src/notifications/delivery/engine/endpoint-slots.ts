@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { Clock } from '../../clock/clock';
+import type { Clock, ClockTimer } from '../../clock/clock';
 import { GroupCommit } from '../../common/concurrency/group-commit';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import type { EndpointKey } from './endpoint-queues';
@@ -11,6 +11,12 @@ export const SLOT_RETRY_MS = 50;
 export const SLOT_RETRY_MAX_MS = 1_000;
 /** Releases wait this long for company, as records do: at low rates a slot's release would otherwise be a transaction of its own. */
 const RELEASE_LINGER_MS = 20;
+/**
+ * A slot no attempt queued here needs is kept this long before it is released: the next attempt to that endpoint (the
+ * next publish of a steady producer) takes it over without a round trip, and finds it free rather than held by its own
+ * instance's release still in flight.
+ */
+export const SPARE_SLOT_MS = 1_000;
 
 /**
  * This instance's side of the per-endpoint cap across instances ({@link OutboxStore.takeSlot}): an attempt takes one of
@@ -22,6 +28,10 @@ export class EndpointSlots {
   private readonly logger = new Logger('WebhookDelivery');
   /** Slots whose request got its answer, for the next attempt to their endpoint, until {@link releaseUnneeded}. */
   private readonly spare = new Map<EndpointKey, EndpointSlot[]>();
+  /** Endpoints that kept a slot since the last {@link releaseUnneeded}, or still had attempts queued then. */
+  private readonly kept = new Set<EndpointKey>();
+  /** Endpoints whose spare slots no queued attempt needs: released when their timer fires, unless taken over meanwhile. */
+  private readonly unneeded = new Map<EndpointKey, ClockTimer>();
   private readonly releases: GroupCommit<EndpointSlot, undefined>;
 
   constructor(
@@ -29,6 +39,8 @@ export class EndpointSlots {
     private readonly clock: Clock,
     private readonly settings: DeliverySettings,
     private readonly work: EngineWork,
+    /** Whether attempts to the endpoint are queued in this instance. */
+    private readonly queued: (endpoint: EndpointKey) => boolean,
   ) {
     this.releases = new GroupCommit(
       async (slots) => {
@@ -64,15 +76,38 @@ export class EndpointSlots {
     const slots = this.spare.get(slot.endpoint);
     if (slots) slots.push(slot);
     else this.spare.set(slot.endpoint, [slot]);
+    this.kept.add(slot.endpoint);
   }
 
-  /** Releases the spare slots of the endpoints no attempt waits for here. */
-  releaseUnneeded(queued: (endpoint: EndpointKey) => boolean): void {
-    for (const [endpoint, slots] of this.spare) {
-      if (queued(endpoint)) continue;
-      this.spare.delete(endpoint);
-      for (const slot of slots) this.release(slot);
+  /** Releases the spare slots of the endpoints no attempt waits for here, once they have stayed unused for {@link SPARE_SLOT_MS}. */
+  releaseUnneeded(): void {
+    for (const endpoint of this.kept) {
+      if (!this.spare.has(endpoint) || this.unneeded.has(endpoint)) {
+        this.kept.delete(endpoint);
+        continue;
+      }
+      if (this.queued(endpoint)) continue; // looked at again at the next pump, until its queue is empty
+      this.kept.delete(endpoint);
+      const timer = this.clock.setTimeout(() => {
+        this.unneeded.delete(endpoint);
+        if (!this.queued(endpoint)) this.releaseSpare(endpoint);
+      }, SPARE_SLOT_MS);
+      this.unneeded.set(endpoint, timer);
     }
+  }
+
+  /** Shutdown: every spare slot goes back to the store now. */
+  releaseAll(): void {
+    for (const timer of this.unneeded.values()) timer.cancel();
+    this.unneeded.clear();
+    this.kept.clear();
+    for (const endpoint of [...this.spare.keys()]) this.releaseSpare(endpoint);
+  }
+
+  private releaseSpare(endpoint: EndpointKey): void {
+    const slots = this.spare.get(endpoint) ?? [];
+    this.spare.delete(endpoint);
+    for (const slot of slots) this.release(slot);
   }
 
   /** Gives the slot back to the store; should that fail, it frees itself when its holder's lease ends. */
