@@ -157,6 +157,8 @@ export class AttemptRunner {
       const probe = this.queues.isHalfOpen(job.endpoint, this.clock.now());
       slot = this.slots.spareFor(job.endpoint, this.clock.now());
       if (slot === null && this.attemptFits(claim)) {
+        // Should the store not answer before the lease ends (a database outage), this instance looks for the delivery then.
+        this.wakeUps.leaseGivenUp(claim.lockedUntil);
         const taken = await this.slots.take(job.endpoint, claim.lockedUntil, probe);
         if (!('holder' in taken)) {
           slotFreed = true;

@@ -106,7 +106,10 @@ export class CircuitBreaker {
     this.failures++;
     this.lastFailureAt = now;
     if (this.settings.failuresToOpen === 0 || (!probing && this.failures < this.settings.failuresToOpen)) return false;
-    this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
+    // A probe's failure doubles the cool-down; one this breaker did not start (it stayed open for another instance's
+    // circuit) doubles the configured one.
+    const coolDownMs = Math.max(this.coolDownMs, this.settings.coolDownMs);
+    this.coolDownMs = probing ? Math.min(coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
     this.openUntil = now + this.coolDownMs;
     return true;
   }

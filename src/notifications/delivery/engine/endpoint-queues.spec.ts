@@ -173,6 +173,17 @@ describe('EndpointQueues', () => {
     expect(queues.admission(first.endpoint, T + 2)).toMatchObject({ parkUntil: T + 1 + 30_000 });
   });
 
+  it('after a failed probe of a circuit another instance opened, waits twice the configured cool-down (never none)', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    queues.push(attempt(1));
+    const [first] = startAll(queues);
+    queues.probeTakenElsewhere(first, T + 1_000); // open here for another instance's circuit, no failure counted here
+    const probe = attempt(1);
+    queues.push(probe);
+    expect(startAll(queues, T + 1_000)).toEqual([probe]);
+    expect(queues.finished(probe, 'timeout', T + 1_500)).toMatchObject({ until: T + 1_500 + 60_000 });
+  });
+
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {
     const queues = new EndpointQueues<Attempt>(limits);
     for (let i = 0; i < 5; i++) queues.push(attempt(1));
