@@ -23,6 +23,9 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 95, found: 'prompt-pickup: a lease timer fired during a drain; its poll was dropped, the given-up lease waited' },
   { seed: 2485, found: "prompt-pickup: a host commit's past lease end, its timer not fired yet, was replaced by a later one" },
   { seed: 288, found: "prompt-pickup (the invariant): a lease inserted in the same millisecond as another's read counted as seen" },
+  { seed: 225, found: 'bounded-memory: a slot take that failed dropped its attempt while the lease stayed held' },
+  { seed: 456, found: "prompt-pickup: a slot take stalled past the lease's end, and nobody watched that lease" },
+  { seed: 880, found: "one-probe: a failed probe of a circuit kept open for another instance's had no cool-down, and probed again" },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {
