@@ -5,7 +5,7 @@ import type { PreferencesService, WebhookTarget } from '../../preferences/prefer
 import { webhookKey } from '../../preferences/webhook-key';
 import type { DeliveryEvents } from '../delivery-events.service';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
-import type { AttemptOutcome, AttemptResult } from '../http/attempt-result';
+import type { AttemptResult } from '../http/attempt-result';
 import type { WebhookSender } from '../http/webhook-sender';
 import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
@@ -201,13 +201,14 @@ export class AttemptRunner {
       slotFreed = true;
       const failedBefore = this.queues.failuresInRow(job.endpoint);
       const opened = this.queues.finished(job, result.outcome, endedAt);
-      if (!opened) void this.work.track(this.shareOutcome(job.endpoint, result.outcome, failedBefore));
       if (opened) {
         this.slots.release(slot);
         this.circuitOpened(opened, probe);
+      } else if (isUnreachable(result.outcome) && this.settings.circuitBreaker.failuresToOpen > 0) {
+        void this.work.track(this.countFailure(slot));
       } else {
-        this.slots.keep(slot); // for the next attempt queued here for this endpoint, if any (see pump)
-        this.queues.resume(job.endpoint);
+        if (failedBefore > 0) void this.work.track(this.clearFailures(job.endpoint));
+        this.handOn(slot);
       }
       slot = null;
       if (probe) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
@@ -387,18 +388,38 @@ export class AttemptRunner {
   /**
    * Failures in a row are counted across instances too, as the shared cap spreads an endpoint's attempts over them: an
    * unreachable outcome adds one to the endpoint's count, and the circuit opens when that reaches the threshold; the
-   * first answer after failures seen here starts it again. Should the store fail, each instance counts on its own.
+   * first answer after failures seen here starts it again ({@link clearFailures}). Should the store fail, each instance
+   * counts on its own.
    */
-  private async shareOutcome(endpoint: EndpointKey, outcome: AttemptOutcome, failedBefore: number): Promise<void> {
-    if (this.settings.circuitBreaker.failuresToOpen === 0) return;
+  private async countFailure(slot: EndpointSlot): Promise<void> {
+    const { endpoint } = slot;
+    let opened: OpenedCircuit<Job> | null = null;
     try {
-      if (isUnreachable(outcome)) {
-        const opened = this.queues.sharedFailures(endpoint, await this.outbox.countFailure(endpoint), this.clock.now());
-        if (opened) this.circuitOpened(opened, false);
-      } else if (failedBefore > 0) await this.outbox.clearFailures(endpoint);
+      // Counted before the slot goes on: it carries no other attempt between this failure and the opening it may cause.
+      opened = this.queues.sharedFailures(endpoint, await this.outbox.countFailure(endpoint), this.clock.now());
     } catch (error) {
       this.logger.warn(`Host ${hostOf(endpoint)}: its failures in a row were not counted (${(error as Error).message})`);
     }
+    if (opened) {
+      this.slots.release(slot);
+      this.circuitOpened(opened, false);
+    } else this.handOn(slot);
+    this.pump();
+  }
+
+  /** The first answer after failures seen here: the endpoint's failures in a row start again from 0, for every instance. */
+  private async clearFailures(endpoint: EndpointKey): Promise<void> {
+    try {
+      await this.outbox.clearFailures(endpoint);
+    } catch (error) {
+      this.logger.warn(`Host ${hostOf(endpoint)}: its failures in a row were not cleared (${(error as Error).message})`);
+    }
+  }
+
+  /** A slot whose request got its answer goes to the next attempt queued here for its endpoint, if any (see pump). */
+  private handOn(slot: EndpointSlot): void {
+    this.slots.keep(slot);
+    this.queues.resume(slot.endpoint);
   }
 
   /** Tells the other instances that the endpoint's circuit is open; should that fail, each opens it on its own failures. */
