@@ -11,7 +11,7 @@ import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
 import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt-record';
 import type { EngineWork } from './engine-work';
-import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
+import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, hostOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
 import { isUnreachable } from './circuit-breaker';
 import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
@@ -506,9 +506,4 @@ export class AttemptRunner {
     }
     if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });
   }
-}
-
-/** The host (name and port) of an endpoint key, for logs and events: never the URL's path, which may carry a token. */
-function hostOf(endpoint: EndpointKey): string {
-  return endpoint.slice(endpoint.indexOf(' ') + 1);
 }

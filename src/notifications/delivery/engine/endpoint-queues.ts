@@ -19,6 +19,11 @@ export function endpointKeyOf(userId: number, url: string): EndpointKey {
   return `${userId} ${host}`;
 }
 
+/** The host (name and port) of an endpoint key, for logs and events: never the URL's path, which may carry a token. */
+export function hostOf(endpoint: EndpointKey): string {
+  return endpoint.slice(endpoint.indexOf(' ') + 1);
+}
+
 export interface EndpointLimits {
   /** Attempts in flight at once in this instance, all endpoints together. */
   readonly concurrency: number;

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
 import { GroupCommit } from '../../common/concurrency/group-commit';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
-import type { EndpointKey } from './endpoint-queues';
+import { type EndpointKey, hostOf } from './endpoint-queues';
 import type { EngineWork } from './engine-work';
 import type { EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
 
@@ -115,7 +115,7 @@ export class EndpointSlots {
     void this.work.track(
       this.releases.submit(slot).catch((error: unknown) => {
         this.logger.warn(
-          `Host ${slot.endpoint.slice(slot.endpoint.indexOf(' ') + 1)}: a request slot was not released (${(error as Error).message}); it frees itself when its lease ends`,
+          `Host ${hostOf(slot.endpoint)}: a request slot was not released (${(error as Error).message}); it frees itself when its lease ends`,
         );
       }),
     );
