@@ -199,19 +199,23 @@ export class AttemptRunner {
       const endedAt = this.clock.now();
       this.capacity.attemptTook(result.durationMs);
       slotFreed = true;
+      const answered = !isUnreachable(result.outcome);
+      // An answered probe closes the circuit in the store before it does here: an attempt of this instance that asked
+      // for a slot before that would find it still open there, and be skipped as circuit_open.
+      if (probe && answered) await this.probeEnded(job.endpoint, null);
       const failedBefore = this.queues.failuresInRow(job.endpoint);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) {
         this.slots.release(slot);
         this.circuitOpened(opened, probe);
-      } else if (isUnreachable(result.outcome) && this.settings.circuitBreaker.failuresToOpen > 0) {
+      } else if (!answered && this.settings.circuitBreaker.failuresToOpen > 0) {
         void this.work.track(this.countFailure(slot));
       } else {
         if (failedBefore > 0) void this.work.track(this.clearFailures(job.endpoint));
         this.handOn(slot);
       }
       slot = null;
-      if (probe) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
+      if (probe && !answered) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
       const recorded = this.recordHeld(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
