@@ -125,7 +125,7 @@ export class InternalEventsController {
     const dto = await validation.transform(body, { type: 'body', metatype });
     const events = batch ? (dto as PublishEventsDto).events : [dto as PublishEventDto];
     try {
-      return await withDeadline(this.publisher.publishAs(this.producer, events, { idempotencyKey, trace }), this.timeoutMs, (outcome) =>
+      return await withDeadline(this.publisher.publishValidated(this.producer, events, { idempotencyKey, trace }), this.timeoutMs, (outcome) =>
         this.logLate(events.length, outcome),
       );
     } catch (error) {

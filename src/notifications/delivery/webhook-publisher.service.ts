@@ -131,19 +131,32 @@ export class WebhookPublisher {
    */
   async publishMany(events: readonly PublishableEvent[], options: PublishOptions = {}): Promise<PublishResultDto> {
     const { traceparent, tracestate, ...rest } = options;
-    return this.publishAs(HOST, events, { ...rest, trace: traceContextOption(traceparent, tracestate) });
+    const trace = traceContextOption(traceparent, tracestate);
+    return this.publishChecked(HOST, events, (event, index) => this.validated(event, index), { ...rest, trace });
   }
 
-  /** {@link publishMany} for a producer of its own scope (the internal endpoint: its token). @internal */
-  async publishAs(
+  /**
+   * {@link publishMany} for a producer of its own scope (the internal endpoint: its token), with events its validation
+   * pipe checked already (naming the fields as its request has them): they are not validated a second time. @internal
+   */
+  publishValidated(
     producer: PublishScope,
-    events: readonly PublishableEvent[],
+    events: readonly PublishEventDto[],
     options: ProducerPublishOptions = {},
+  ): Promise<PublishResultDto> {
+    return this.publishChecked(producer, events, (event) => event, options);
+  }
+
+  private async publishChecked<E>(
+    producer: PublishScope,
+    events: readonly E[],
+    validated: (event: E, index: number) => PublishEventDto,
+    options: ProducerPublishOptions,
   ): Promise<PublishResultDto> {
     const now = this.clock.now();
     const key = options.idempotencyKey === undefined ? undefined : validIdempotencyKey(options.idempotencyKey, producer.keyField);
     const valid = events.map((input, index): ValidEvent => {
-      const event = this.validated(input, index);
+      const event = validated(input, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
     if (valid.length === 0) return { eventIds: [], queuedDeliveries: 0 };

@@ -170,10 +170,7 @@ export class PreferencesService {
     const enabled = (await preferences.enabledWebhooks(userIds, types)).filter(
       (p) => p.webhookUrl && wanted.has(webhookKey(p.userId, p.type)),
     );
-    const secrets = await this.secrets.secretsForSigning(
-      enabled.map((p) => p.id),
-      manager,
-    );
+    const secrets = this.secrets.openForSigning(enabled.flatMap((p) => (p.secret ? [p.secret] : [])));
     return new Map(
       enabled.map((p) => {
         const signing = secrets.get(p.id);

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { Clock } from '../clock/clock';
 import { type SealedSecret, SecretCipher, UnknownEncryptionKeyError } from './secret-cipher';
 import { generateSigningSecret } from './signing-secret';
-import type { WebhookSigningSecret } from './webhook-signing-secret.entity';
+import type { StoredSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
 /** Binds a ciphertext to its row: a ciphertext copied to another preference fails to open. */
@@ -64,19 +64,18 @@ export class SecretsService {
 
   /** The clear secrets, for signing a delivery only; throws when the secret cannot be decrypted. */
   async secretForSigning(preferenceId: number): Promise<SigningSecrets | null> {
-    const secret = (await this.secretsForSigning([preferenceId])).get(preferenceId) ?? null;
+    const record = await this.secrets.findByPreferenceId(preferenceId);
+    const secret = record ? this.openForSigning([record]).get(preferenceId)! : null;
     if (secret instanceof Error) throw secret;
     return secret;
   }
 
   /**
-   * The clear secrets of these preferences (those that have one), for signing deliveries only. A
-   * secret that cannot be decrypted (its key id is not configured, or the row was tampered with) is
-   * an Error in the map, so it fails that preference's deliveries only. Read through `manager` when given (the
-   * caller's transaction).
+   * The clear secrets of these stored ones (read with their preferences, on the delivery path), for signing deliveries
+   * only, by preference id. A secret that cannot be decrypted (its key id is not configured, or the row was tampered
+   * with) is an Error in the map, so it fails that preference's deliveries only.
    */
-  async secretsForSigning(preferenceIds: readonly number[], manager?: EntityManager): Promise<Map<number, SigningSecrets | Error>> {
-    const records = await (manager ? this.secrets.in(manager) : this.secrets).findByPreferenceIds(preferenceIds);
+  openForSigning(records: readonly StoredSigningSecret[]): Map<number, SigningSecrets | Error> {
     const now = this.clock.now();
     return new Map(
       records.map((record) => {
@@ -87,7 +86,7 @@ export class SecretsService {
   }
 
   /** The secret before a rotation while its overlap runs; one that cannot be decrypted is left out (logged). */
-  private previousOf(record: WebhookSigningSecret, now: number): string | null {
+  private previousOf(record: StoredSigningSecret, now: number): string | null {
     const { previousKeyId: keyId, previousCiphertext: ciphertext, previousUntil } = record;
     if (keyId === null || ciphertext === null || previousUntil === null || previousUntil <= now) return null;
     const previous = this.open(record, { keyId, ciphertext }, 'Previous signing secret');
@@ -95,7 +94,7 @@ export class SecretsService {
   }
 
   private open(
-    record: WebhookSigningSecret,
+    record: StoredSigningSecret,
     sealed: SealedSecret,
     what: 'Signing secret' | 'Previous signing secret' = 'Signing secret',
   ): string | Error {

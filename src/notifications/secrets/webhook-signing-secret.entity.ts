@@ -32,3 +32,9 @@ export class WebhookSigningSecret {
   @CreateDateColumn({ name: 'created_at', type: 'datetime' })
   createdAt: Date;
 }
+
+/** What signing needs of a stored secret: the sealed secret (and the one before a rotation) and the row it is bound to. */
+export type StoredSigningSecret = Pick<
+  WebhookSigningSecret,
+  'preferenceId' | 'keyId' | 'ciphertext' | 'previousKeyId' | 'previousCiphertext' | 'previousUntil'
+>;

@@ -2,7 +2,6 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database/database-errors';
-import { findInChunks } from '../common/database/find-in-chunks';
 import type { SealedSecret } from './secret-cipher';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 
@@ -17,10 +16,6 @@ export class WebhookSigningSecretRepository {
 
   findByPreferenceId(preferenceId: number): Promise<WebhookSigningSecret | null> {
     return this.secrets.findOneBy({ preferenceId });
-  }
-
-  findByPreferenceIds(preferenceIds: readonly number[]): Promise<WebhookSigningSecret[]> {
-    return findInChunks(preferenceIds, (chunk) => this.secrets.findBy({ preferenceId: In(chunk) }));
   }
 
   async preferenceIdsWithSecret(preferenceIds: readonly number[]): Promise<Set<number>> {

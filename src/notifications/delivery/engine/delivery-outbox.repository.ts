@@ -4,6 +4,7 @@ import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } fro
 import type { EventType } from '../../catalog/event-catalog';
 import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/database-errors';
 import { isMySql } from '../../common/database/is-mysql';
+import { affectedRowsOf } from './affected-rows';
 import { shortTransaction } from '../../common/database/short-transaction';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../webhook-delivery-attempt.entity';
@@ -36,6 +37,10 @@ const PENDING_CONFLICT_TRIES = 3;
 const KNOWN_ENDPOINTS_MAX = 100_000;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
+/** Thrown to roll a record back when it finds a lease lost: it then locks and reads the rows first. */
+const LEASE_LOST = new Error('a lease was lost');
+
+type RecordedAttempt = { readonly claim: ClaimedDelivery; readonly record: AttemptRecord };
 
 /**
  * The outbox: events, their deliveries and attempts, as the engine's {@link OutboxStore}. The only place that writes
@@ -249,13 +254,15 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   }
 
   /**
-   * Stores attempts and their deliveries' next states in one transaction of three statements,
-   * whatever the number of attempts: lock the rows, update them all, insert the attempts. An attempt
-   * whose lease was lost meanwhile (another instance took the delivery over) is not stored: false at
-   * its index.
+   * Stores attempts and their deliveries' next states in one transaction, whatever the number of attempts. An attempt
+   * whose lease was lost meanwhile (another instance took the delivery over) is not stored: false at its index. On
+   * MySQL/MariaDB, while every lease is still held (nearly always), two statements: update the rows still leased with
+   * each attempt's token (their count tells that all were), insert the attempts. Otherwise, and on SQLite, three: lock
+   * the rows and read who holds them, update those still held, insert their attempts.
    */
-  async recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
+  async recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
     if (attempts.length === 0) return [];
+    if (isMySql(this.dataSource) && (await this.recordIfAllLeased(attempts))) return attempts.map(() => true);
     return shortTransaction(this.dataSource, async (manager) => {
       const held = await this.leaseHolders(
         manager,
@@ -265,23 +272,28 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       const kept = attempts.filter((_, index) => stored[index]);
       if (kept.length === 0) return stored;
       await manager.query(...nextStatesUpdate(kept));
-      await insertRows(
-        manager,
-        'webhook_delivery_attempts',
-        ['delivery_id', 'attempt_number', 'started_at', 'duration_ms', 'outcome', 'status_code', 'error', 'response_excerpt'],
-        kept.map(({ claim, record: { startedAt, result } }) => [
-          claim.id,
-          claim.attemptCount + 1,
-          startedAt,
-          result.durationMs,
-          result.outcome,
-          result.statusCode,
-          truncate(result.error, 512),
-          result.responseExcerpt,
-        ]),
-      );
+      await insertAttempts(manager, kept);
       return stored;
     });
+  }
+
+  /** Stores the attempts when every one's lease is still held; else writes nothing (rolled back) and answers false. */
+  private async recordIfAllLeased(attempts: readonly RecordedAttempt[]): Promise<boolean> {
+    try {
+      return await shortTransaction(
+        this.dataSource,
+        async (manager) => {
+          if (affectedRowsOf(await manager.query(...nextStatesUpdate(attempts, { whileLeased: true }))) < attempts.length)
+            throw LEASE_LOST;
+          await insertAttempts(manager, attempts);
+          return true;
+        },
+        { byPrimaryKey: true },
+      );
+    } catch (error) {
+      if (error === LEASE_LOST) return false;
+      throw error;
+    }
   }
 
   /** Gives up leases this instance will not use (shutdown, no room, lease ending), so any instance can take the deliveries at once. */
@@ -509,7 +521,30 @@ function truncate(text: string | null, max: number): string | null {
 }
 
 /** One UPDATE giving every recorded delivery its own next state (a CASE per column, keyed by id). */
-function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): [string, unknown[]] {
+/** The attempts' rows, in one INSERT (per chunk). */
+function insertAttempts(manager: EntityManager, attempts: readonly RecordedAttempt[]): Promise<unknown> {
+  return insertRows(
+    manager,
+    'webhook_delivery_attempts',
+    ['delivery_id', 'attempt_number', 'started_at', 'duration_ms', 'outcome', 'status_code', 'error', 'response_excerpt'],
+    attempts.map(({ claim, record: { startedAt, result } }) => [
+      claim.id,
+      claim.attemptCount + 1,
+      startedAt,
+      result.durationMs,
+      result.outcome,
+      result.statusCode,
+      truncate(result.error, 512),
+      result.responseExcerpt,
+    ]),
+  );
+}
+
+/**
+ * The deliveries' next states after their attempts, in one UPDATE; `whileLeased`: only the rows still leased with their
+ * attempt's token.
+ */
+function nextStatesUpdate(attempts: readonly RecordedAttempt[], { whileLeased = false } = {}): [string, unknown[]] {
   const params: unknown[] = [];
   const perRow = (column: string, value: (record: AttemptRecord) => unknown) => {
     for (const { claim, record } of attempts) params.push(claim.id, value(record));
@@ -523,9 +558,14 @@ function nextStatesUpdate(attempts: readonly { claim: ClaimedDelivery; record: A
     perRow('updated_at', (record) => record.startedAt + record.result.durationMs),
   ];
   params.push(...attempts.map(({ claim }) => claim.id));
+  let where = `id IN (${attempts.map(() => '?').join(', ')})`;
+  if (whileLeased) {
+    where += ` AND locked_by = CASE id ${attempts.map(() => 'WHEN ? THEN ?').join(' ')} END`;
+    for (const { claim } of attempts) params.push(claim.id, claim.lockToken);
+  }
   const sql =
     `UPDATE webhook_deliveries SET ${columns.join(', ')}, attempt_count = attempt_count + 1, locked_by = NULL, locked_until = NULL, waiting_reason = NULL ` +
-    `WHERE id IN (${attempts.map(() => '?').join(', ')})`;
+    `WHERE ${where}`;
   return [sql, params];
 }
 
