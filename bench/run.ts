@@ -236,9 +236,20 @@ async function main(): Promise<void> {
 function targets(report: BenchReport): Record<string, Target> {
   const result: Record<string, Target> = {};
   const throughput = report.throughput?.publisherApi.ratioToCeiling;
-  if (throughput !== undefined) result.throughputAtLeastHalfOfCeiling = { ratio: throughput, met: throughput >= 0.5 };
+  if (throughput !== undefined) result.throughputAtLeast06OfCeiling = { ratio: throughput, met: throughput >= 0.6 };
+  if (report.throughput) {
+    const { publisherApi, internalHttp } = report.throughput;
+    const ratio = round(internalHttp.deliveriesPerSecond / publisherApi.deliveriesPerSecond, 3);
+    result.throughputInternalHttpWithin10PercentOfPublisher = { ratio, met: ratio >= 0.9 };
+  }
   const p99 = report.latency?.publishToReceiverMs.p99;
-  if (p99 !== undefined) result.latencyP99AtMost50Ms = { p99, met: p99 <= 50 };
+  if (p99 !== undefined) result.latencyP99AtMost15Ms = { p99, met: p99 <= 15 };
+  const lone = report.latency?.perEvent?.serviceCpuMsPerEvent;
+  const highRate = report.latency?.highRate;
+  if (typeof lone === 'number' && highRate) {
+    const ratio = round(lone / highRate.serviceCpuMsPerEvent, 2);
+    result.latencyCpuPerEventWithin2xOfHighRate = { ratio, loneMs: lone, highRateMs: highRate.serviceCpuMsPerEvent, met: ratio <= 2 };
+  }
   const backlogRatio = report.backlog?.ratioToCeiling;
   const peak = report.backlog?.rssMb.peak;
   if (backlogRatio !== undefined) result.backlogAtLeast03OfCeiling = { ratio: backlogRatio, met: backlogRatio >= 0.3 };

@@ -14,6 +14,8 @@ import { benchEvent, enableWebhooks, waitForEvents } from '../lib/workload';
 
 /** Seconds at the same rate before the measured window: the service has just booted (cold JIT, empty connection pool). */
 const WARMUP_SECONDS = 3;
+/** The rate a lone event's CPU is compared with (issue 24: within 2 × of its CPU per event), after the window. */
+const HIGH_RATE = 2000;
 
 export interface Percentiles {
   readonly p50: number;
@@ -36,7 +38,17 @@ export interface LatencyResult extends DeliveryCheck {
   readonly warmup: { readonly seconds: number; readonly publishToReceiverMs: Percentiles };
   /** Where a lone event's cost goes (issue 24): CPU, statements and TLS handshakes per event over the window, and at idle. */
   readonly perEvent?: Record<string, unknown>;
+  /** The same service right after, at {@link HIGH_RATE} events/s: its CPU per event, to compare a lone event's with. */
+  readonly highRate?: HighRateCost;
   readonly profile?: ProfileSummary;
+}
+
+export interface HighRateCost {
+  readonly rate: number;
+  readonly seconds: number;
+  readonly achievedRate: number;
+  readonly serviceCpuMsPerEvent: number;
+  readonly publishToReceiverMs: Percentiles;
 }
 
 /** Work run alongside the measured window (the recovery scenario): prepared after the warm-up, started with the window. */
@@ -140,22 +152,47 @@ export async function latency(context: BenchContext, alongside?: AlongsideLoad):
       },
     };
     const check = checkDelivery(context, name, stats, total + extra);
+    const publishToReceiverMs = percentiles(await context.receiver.call<number[]>('latencies'));
+    const highRate = alongside ? undefined : await highRateCost(context, service.ipc, database, warmupEvents + total);
     return {
       ...check,
       targetRate: rate,
       achievedRate: round(achievedRate),
       seconds,
-      publishToReceiverMs: percentiles(await context.receiver.call<number[]>('latencies')),
+      publishToReceiverMs,
       publishToCommitMs: percentiles(committed),
       servicePauses,
       warmup: { seconds: WARMUP_SECONDS, publishToReceiverMs: percentiles(warmupLatencies) },
       perEvent,
+      ...(highRate ? { highRate } : {}),
       ...(context.size.latencyProfile ? { profile: summarizeProfile(profileFile, 40) } : {}),
     };
   } finally {
     await service.stop();
     await database.drop();
   }
+}
+
+/** {@link HIGH_RATE} events/s for a third of the window (at least 5 s) on the same service: its CPU per event there. */
+async function highRateCost(context: BenchContext, service: IpcChild, database: BenchDatabase, from: number): Promise<HighRateCost> {
+  const seconds = Math.max(5, Math.round(context.size.latencySeconds / 3));
+  const total = HIGH_RATE * seconds;
+  await context.receiver.call('reset');
+  const cpuBefore = await service.call<NodeJS.CpuUsage>('cpuUsage');
+  const startedAt = wallMs();
+  await publishSteadily(service, HIGH_RATE, context.size.users, from, total);
+  const achievedRate = (total * 1000) / (wallMs() - startedAt);
+  const stats = await waitForEvents(context.receiver, total, () => deliveryStates(database));
+  const cpuAfter = await service.call<NodeJS.CpuUsage>('cpuUsage');
+  checkDelivery(context, 'latency-high-rate', stats, total);
+  const cpuMs = (cpuAfter.user - cpuBefore.user + cpuAfter.system - cpuBefore.system) / 1000;
+  return {
+    rate: HIGH_RATE,
+    seconds,
+    achievedRate: round(achievedRate),
+    serviceCpuMsPerEvent: round(cpuMs / total, 3),
+    publishToReceiverMs: percentiles(await context.receiver.call<number[]>('latencies')),
+  };
 }
 
 /** Publishes events `from`… one at a time on a fixed schedule (not waiting for earlier calls); resolves with each call's publish-to-commit time. */
