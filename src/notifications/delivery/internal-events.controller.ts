@@ -125,8 +125,10 @@ export class InternalEventsController {
     const dto = await validation.transform(body, { type: 'body', metatype });
     const events = batch ? (dto as PublishEventsDto).events : [dto as PublishEventDto];
     try {
-      return await withDeadline(this.publisher.publishValidated(this.producer, events, { idempotencyKey, trace }), this.timeoutMs, (outcome) =>
-        this.logLate(events.length, outcome),
+      return await withDeadline(
+        this.publisher.publishValidated(this.producer, events, { idempotencyKey, trace }),
+        this.timeoutMs,
+        (outcome) => this.logLate(events.length, outcome),
       );
     } catch (error) {
       if (!(error instanceof DeadlineExceededError)) throw error;

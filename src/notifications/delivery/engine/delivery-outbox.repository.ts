@@ -283,8 +283,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       return await shortTransaction(
         this.dataSource,
         async (manager) => {
-          if (affectedRowsOf(await manager.query(...nextStatesUpdate(attempts, { whileLeased: true }))) < attempts.length)
-            throw LEASE_LOST;
+          if (affectedRowsOf(await manager.query(...nextStatesUpdate(attempts, { whileLeased: true }))) < attempts.length) throw LEASE_LOST;
           await insertAttempts(manager, attempts);
           return true;
         },
