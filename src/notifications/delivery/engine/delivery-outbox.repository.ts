@@ -280,15 +280,13 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   /** Stores the attempts when every one's lease is still held; else writes nothing (rolled back) and answers false. */
   private async recordIfAllLeased(attempts: readonly RecordedAttempt[]): Promise<boolean> {
     try {
-      return await shortTransaction(
-        this.dataSource,
-        async (manager) => {
-          if (affectedRowsOf(await manager.query(...nextStatesUpdate(attempts, { whileLeased: true }))) < attempts.length) throw LEASE_LOST;
-          await insertAttempts(manager, attempts);
-          return true;
-        },
-        { byPrimaryKey: true },
-      );
+      // READ COMMITTED like every short transaction: at the server's REPEATABLE READ, an UPDATE the optimizer ran as a
+      // scan (a small table) kept every row it scanned locked, due ones included, and a claim meanwhile skipped them.
+      return await shortTransaction(this.dataSource, async (manager) => {
+        if (affectedRowsOf(await manager.query(...nextStatesUpdate(attempts, { whileLeased: true }))) < attempts.length) throw LEASE_LOST;
+        await insertAttempts(manager, attempts);
+        return true;
+      });
     } catch (error) {
       if (error === LEASE_LOST) return false;
       throw error;
