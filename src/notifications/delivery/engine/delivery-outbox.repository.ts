@@ -517,7 +517,6 @@ function truncate(text: string | null, max: number): string | null {
   return text !== null && text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** One UPDATE giving every recorded delivery its own next state (a CASE per column, keyed by id). */
 /** The attempts' rows, in one INSERT (per chunk). */
 function insertAttempts(manager: EntityManager, attempts: readonly RecordedAttempt[]): Promise<unknown> {
   return insertRows(
@@ -538,8 +537,8 @@ function insertAttempts(manager: EntityManager, attempts: readonly RecordedAttem
 }
 
 /**
- * The deliveries' next states after their attempts, in one UPDATE; `whileLeased`: only the rows still leased with their
- * attempt's token.
+ * One UPDATE giving every recorded delivery its own next state (a CASE per column, keyed by id); `whileLeased`: only
+ * the rows still leased with their attempt's token.
  */
 function nextStatesUpdate(attempts: readonly RecordedAttempt[], { whileLeased = false } = {}): [string, unknown[]] {
   const params: unknown[] = [];
