@@ -10,9 +10,12 @@ import type { EndpointSlot, SlotTaken } from './outbox-store';
  * turn among its serialized transactions) but for the first take of an endpoint, which makes its slot rows.
  */
 
-/** The circuit is open (no probe answered since an instance opened it): for a prober, only while its cool-down runs. */
-function circuitOpen(probing: boolean): string {
-  return `EXISTS (SELECT 1 FROM webhook_endpoint_probes p WHERE p.endpoint = :endpoint${probing ? ' AND p.next_probe_at > :now' : ''})`;
+/**
+ * The circuit is open (no probe answered since an instance opened it): for a prober, only while its cool-down runs. Its
+ * placeholders are named for the query builder unless given (`?` in written-out SQL, whose parameters follow in order).
+ */
+function circuitOpen(probing: boolean, endpoint = ':endpoint', now = ':now'): string {
+  return `EXISTS (SELECT 1 FROM webhook_endpoint_probes p WHERE p.endpoint = ${endpoint}${probing ? ` AND p.next_probe_at > ${now}` : ''})`;
 }
 
 /**
@@ -38,8 +41,7 @@ export async function takeEndpointSlot(
         // Written out, not built: every attempt that does not inherit a slot runs it, and the query builder's CPU shows.
         const answer: unknown = await manager.query(
           'UPDATE webhook_endpoint_slots SET holder = ?, held_until = ? WHERE endpoint = ? AND slot < ? AND held_until <= ? ' +
-            `AND NOT EXISTS (SELECT 1 FROM webhook_endpoint_probes p WHERE p.endpoint = ?${probing ? ' AND p.next_probe_at > ?' : ''}) ` +
-            'ORDER BY slot LIMIT 1',
+            `AND NOT ${circuitOpen(probing, '?', '?')} ORDER BY slot LIMIT 1`,
           [slot.holder, until, endpoint, cap, now, endpoint, ...(probing ? [now] : [])],
         );
         return affectedRowsOf(answer) > 0;
