@@ -102,6 +102,7 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration AddEventTraceContext1764600000000',
       'Applied migration CreateWebhookHealth1764700000000',
       'Applied migration CreateEndpointLimits1764800000000',
+      'Applied migration AddEndpointProbeHolder1764900000000',
     ]);
     expect(lines.filter((line) => line.context === 'Config' && line.level === 40).map((line) => line.msg)).toEqual([
       expect.stringMatching(/^JWT_SECRET is not set: generated a development value in /),

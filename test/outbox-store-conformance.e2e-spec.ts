@@ -8,11 +8,13 @@ import { CLAIM_MODES, type ClaimMode } from '../src/notifications/delivery/engin
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
 import type {
   ClaimedDelivery,
+  EndpointProbe,
   EndpointSlot,
   Lease,
   NewEvent,
   OutboxStore,
   Placement,
+  ProbeTaken,
 } from '../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult } from '../src/notifications/delivery/http/attempt-result';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
@@ -130,6 +132,12 @@ const [TYPE_A] = WEBHOOK_EVENT_TYPES;
 
 const leaseAt = (now: number, ms = LEASE_MS): Lease => ({ token: randomUUID(), now, until: now + ms });
 const event = (userId: number, type = TYPE_A): NewEvent => ({ id: randomUUID(), userId, type, body: `{"user":${userId}}` });
+const isProbe = (taken: ProbeTaken): taken is EndpointProbe => 'holder' in taken;
+/** The probe taken; the test fails when another instance held it. */
+const probeOf = (taken: ProbeTaken): EndpointProbe => {
+  if (!isProbe(taken)) throw new Error(`the probe is held elsewhere until ${taken.heldUntil}`);
+  return taken;
+};
 const parkedUntil = (at: number): Placement => ({ parkUntil: at, reason: 'circuit open' });
 
 const result = (outcome: AttemptResult['outcome'], durationMs = 100): AttemptResult => ({
@@ -417,16 +425,30 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
   it("claimProbe lets one instance probe an endpoint at a time; probeEnded frees it (an answer) or holds it (a failure's cool-down)", async () => {
     const endpoint = '7 hooks.example.com:8443';
     const claims = await Promise.all([store.claimProbe(endpoint, NOW, NOW + 20_000), store.claimProbe(endpoint, NOW, NOW + 20_000)]);
-    expect(claims.filter((until) => until === null)).toHaveLength(1);
-    expect(claims.filter((until) => until !== null)).toEqual([NOW + 20_000]);
-    expect(await store.claimProbe(endpoint, NOW + 19_999, NOW + 40_000)).toBe(NOW + 20_000);
-    expect(await store.claimProbe('8 hooks.example.com:8443', NOW, NOW + 20_000)).toBeNull(); // another user's endpoint
-    await store.probeEnded(endpoint, NOW + 60_000); // the probe failed: its circuit is open for a longer cool-down
-    expect(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000)).toBe(NOW + 60_000);
-    expect(await store.claimProbe(endpoint, NOW + 60_000, NOW + 80_000)).toBeNull();
-    await store.probeEnded(endpoint, null); // it got an answer: any instance may probe at once
-    expect(await store.claimProbe(endpoint, NOW + 60_001, NOW + 80_000)).toBeNull();
-    expect(await store.claimProbe(endpoint, NOW + 60_002, NOW + 80_000)).toBe(NOW + 80_000);
+    const [probe, ...more] = claims.filter(isProbe);
+    expect(more).toHaveLength(0);
+    expect(claims.filter((taken) => !isProbe(taken))).toEqual([{ heldUntil: NOW + 20_000 }]);
+    expect(await store.claimProbe(endpoint, NOW + 19_999, NOW + 40_000)).toEqual({ heldUntil: NOW + 20_000 });
+    expect(await store.claimProbe('8 hooks.example.com:8443', NOW, NOW + 20_000)).toHaveProperty('holder'); // another user's endpoint
+    await store.probeEnded(probe, NOW + 60_000); // the probe failed: its circuit is open for a longer cool-down
+    expect(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000)).toEqual({ heldUntil: NOW + 60_000 });
+    const next = probeOf(await store.claimProbe(endpoint, NOW + 60_000, NOW + 80_000));
+    await store.probeEnded(next, null); // it got an answer: any instance may probe at once
+    expect(await store.claimProbe(endpoint, NOW + 60_001, NOW + 80_000)).toHaveProperty('holder');
+    expect(await store.claimProbe(endpoint, NOW + 60_002, NOW + 80_000)).toEqual({ heldUntil: NOW + 80_000 });
+  });
+
+  it('probeEnded of a probe whose hold ran out and was taken since leaves the new probe alone (seed 883)', async () => {
+    const endpoint = '7 hooks.example.com:8443';
+    await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]); // its rows, made by a request
+    const late = probeOf(await store.claimProbe(endpoint, NOW, NOW + 20_000));
+    const current = probeOf(await store.claimProbe(endpoint, NOW + 20_000, NOW + 40_000)); // the first one's hold ran out
+    await store.probeEnded(late, null); // its end arrives late: an answer
+    await store.probeEnded(late, NOW + 90_000); // or a failure
+    expect(await store.claimProbe(endpoint, NOW + 21_000, NOW + 41_000)).toEqual({ heldUntil: NOW + 40_000 });
+    expect(await store.takeSlot(endpoint, 4, NOW + 21_000, NOW + 41_000, true)).toEqual({ openUntil: NOW + 40_000 });
+    await store.probeEnded(current, NOW + 100_000); // its own end still counts
+    expect(await store.claimProbe(endpoint, NOW + 99_999, NOW + 120_000)).toEqual({ heldUntil: NOW + 100_000 });
   });
 
   it('takeSlot gives at most `cap` slots of an endpoint at once, all takers together; a released or expired slot is free again', async () => {
@@ -456,9 +478,9 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.takeSlot('8 hooks.example.com:8443', 4, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder');
     expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, false)).toEqual({ openUntil: NOW + 30_000 });
     expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder');
-    expect(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000)).toBeNull();
+    const probe = probeOf(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000));
     expect(await store.takeSlot(endpoint, 4, NOW + 31_000, NOW + 50_000, true)).toEqual({ openUntil: NOW + 50_000 }); // its probe runs
-    await store.probeEnded(endpoint, null); // the probe got an answer: closed for all
+    await store.probeEnded(probe, null); // the probe got an answer: closed for all
     expect(await store.takeSlot(endpoint, 4, NOW + 32_000, NOW + 50_000, false)).toHaveProperty('holder');
   });
 

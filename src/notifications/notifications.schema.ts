@@ -15,6 +15,7 @@ import { CreateIdempotencyKeys1764400000000 } from './migrations/1764400000000-c
 import { AddRotationOverlap1764500000000 } from './migrations/1764500000000-add-rotation-overlap';
 import { AddEventTraceContext1764600000000 } from './migrations/1764600000000-add-event-trace-context';
 import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-create-webhook-health';
+import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-add-endpoint-probe-holder';
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
@@ -47,4 +48,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEventTraceContext1764600000000,
   CreateWebhookHealth1764700000000,
   CreateEndpointLimits1764800000000,
+  AddEndpointProbeHolder1764900000000,
 ];

@@ -5,11 +5,13 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
+  type EndpointProbe,
   type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
   type Placement,
+  type ProbeTaken,
   type PurgedBatch,
   type QueueDepth,
   type RecoveryWindow,
@@ -110,8 +112,8 @@ const CLAIM_SCAN_FACTOR = 4;
 export class InMemoryOutboxStore extends OutboxStore {
   readonly events = new Map<string, EventRow>();
   readonly deliveries = new Map<number, DeliveryRow>();
-  /** Endpoint key → no other probe before this time (webhook_endpoint_probes). */
-  readonly probes = new Map<string, number>();
+  /** Endpoint key → no other probe before this time, and the running probe's holder (webhook_endpoint_probes). */
+  readonly probes = new Map<string, { nextProbeAt: number; holder: string | null }>();
   /** Endpoint key → its request slots (webhook_endpoint_slots), by slot number. */
   readonly slots = new Map<string, { holder: string | null; heldUntil: number }[]>();
   private nextHolder = 1;
@@ -269,21 +271,23 @@ export class InMemoryOutboxStore extends OutboxStore {
     return Promise.resolve(true);
   }
 
-  claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
-    const held = this.probes.get(endpoint);
-    if (held !== undefined && held > now) return Promise.resolve(held);
-    this.probes.set(endpoint, until);
-    return Promise.resolve(null);
+  claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
+    const held = this.probes.get(endpoint)?.nextProbeAt;
+    if (held !== undefined && held > now) return Promise.resolve({ heldUntil: held });
+    const probe = { endpoint, holder: `probe-${this.nextHolder++}` };
+    this.probes.set(endpoint, { nextProbeAt: until, holder: probe.holder });
+    return Promise.resolve(probe);
   }
 
-  probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
-    if (nextProbeAt === null) this.probes.delete(endpoint);
-    else if (this.probes.has(endpoint)) this.probes.set(endpoint, nextProbeAt);
+  probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
+    if (this.probes.get(probe.endpoint)?.holder !== probe.holder) return Promise.resolve();
+    if (nextProbeAt === null) this.probes.delete(probe.endpoint);
+    else this.probes.set(probe.endpoint, { nextProbeAt, holder: null });
     return Promise.resolve();
   }
 
   takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    const openUntil = this.probes.get(endpoint);
+    const openUntil = this.probes.get(endpoint)?.nextProbeAt;
     if (openUntil !== undefined && (!probing || openUntil > now)) return Promise.resolve({ openUntil });
     const rows = this.slots.get(endpoint) ?? [];
     while (rows.length < cap) rows.push({ holder: null, heldUntil: 0 });
@@ -314,7 +318,8 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   circuitOpened(endpoint: string, until: number): Promise<void> {
-    this.probes.set(endpoint, Math.max(this.probes.get(endpoint) ?? until, until));
+    const row = this.probes.get(endpoint);
+    this.probes.set(endpoint, { nextProbeAt: Math.max(row?.nextProbeAt ?? until, until), holder: row?.holder ?? null });
     return Promise.resolve();
   }
 

@@ -4,11 +4,13 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
+  type EndpointProbe,
   type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
   type Placement,
+  type ProbeTaken,
   type PurgedBatch,
   type QueueDepth,
   type RecoveryWindow,
@@ -35,6 +37,7 @@ export interface StoreWorld {
     sends: SendRecord[],
     stored: readonly boolean[] | null,
   ): void;
+  noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
 }
 
@@ -176,24 +179,37 @@ export class InstanceStore extends OutboxStore {
       (fault) => {
         sends = this.world.noteRecording(this.instance, attempts, fault.stalled || fault.latencyMs > RECORD_BUDGET_MS);
       },
-      () => this.world.noteRecorded(attempts, sends, null),
+      () => {
+        this.world.noteRecorded(attempts, sends, null);
+        this.world.noteLeasesGivenUp(attempts.map(({ claim }) => claim));
+      },
     );
   }
 
   release(claims: readonly ClaimedDelivery[]): Promise<void> {
-    return this.call(true, () => this.world.store.release(claims));
+    return this.call(
+      true,
+      () => this.world.store.release(claims),
+      undefined,
+      () => this.world.noteLeasesGivenUp(claims),
+    );
   }
 
   cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
-    return this.call(true, () => this.world.store.cancel(claim, now, reason));
+    return this.call(
+      true,
+      () => this.world.store.cancel(claim, now, reason),
+      undefined,
+      () => this.world.noteLeasesGivenUp([claim]),
+    );
   }
 
-  claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
+  claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
     return this.call(true, () => this.world.store.claimProbe(endpoint, now, until));
   }
 
-  probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
-    return this.call(true, () => this.world.store.probeEnded(endpoint, nextProbeAt));
+  probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
+    return this.call(true, () => this.world.store.probeEnded(probe, nextProbeAt));
   }
 
   takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {

@@ -26,6 +26,9 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 225, found: 'bounded-memory: a slot take that failed dropped its attempt while the lease stayed held' },
   { seed: 456, found: "prompt-pickup: a slot take stalled past the lease's end, and nobody watched that lease" },
   { seed: 880, found: "one-probe: a failed probe of a circuit kept open for another instance's had no cool-down, and probed again" },
+  { seed: 883, found: "one-probe: a dropped probe's late end deleted the probe the same instance had taken since" },
+  { seed: 1079, found: "one-probe: a probe's late end deleted a probe taken since (another probe went out alongside it)" },
+  { seed: 1112, found: 'bounded-memory (the invariant): a lease let go after a failed cancel counted as held until it ended' },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

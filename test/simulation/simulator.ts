@@ -170,6 +170,8 @@ class World implements StoreWorld {
   private readonly tracks = new Map<number, DeliveryTrack>();
   private seenDeliveryId = 0;
   private readonly sendsByClaim = new Map<string, SendRecord>();
+  /** `token#id` of the leases an instance let go of after a failed release, cancel or record (see noteLeasesGivenUp). */
+  private readonly leasesGivenUp = new Set<string>();
   private readonly inFlightByEndpoint = new Map<string, SendRecord[]>();
   /**
    * Time no instance could deliver: none alive in a delivering role, or every one held up by a database outage. The
@@ -873,6 +875,14 @@ class World implements StoreWorld {
     });
   }
 
+  /**
+   * A release, cancel or record of these leases failed: the engine no longer counts them (it claims them again once they
+   * end), though the store still holds them leased until then, so they are not in its memory bound.
+   */
+  noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void {
+    for (const claim of claims) this.leasesGivenUp.add(`${claim.lockToken}#${claim.id}`);
+  }
+
   notePurged(eventIds: readonly string[]): void {
     for (const id of eventIds) {
       const event = this.events.get(id);
@@ -902,7 +912,7 @@ class World implements StoreWorld {
     for (const row of this.store.deliveries.values()) {
       const owner = row.lockedBy === null ? undefined : this.tokenOwner.get(row.lockedBy);
       if (owner?.alive && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now) {
-        held.set(owner, (held.get(owner) ?? 0) + 1);
+        if (!this.leasesGivenUp.has(`${row.lockedBy}#${row.id}`)) held.set(owner, (held.get(owner) ?? 0) + 1);
         heldOfUser.set(`${owner.name} ${row.userId}`, (heldOfUser.get(`${owner.name} ${row.userId}`) ?? 0) + 1);
       }
     }

@@ -15,4 +15,8 @@ export class WebhookEndpointProbe {
   /** No other probe before this time (epoch ms): the running probe's deadline, or the cool-down after a failed one. */
   @Column({ name: 'next_probe_at', type: 'bigint', transformer: epochMs })
   nextProbeAt: number;
+
+  /** The running probe's own token (null after a failed one): only its holder ends it. */
+  @Column({ type: 'varchar', length: 36, nullable: true })
+  holder: string | null;
 }

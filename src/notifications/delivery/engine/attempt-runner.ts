@@ -15,7 +15,7 @@ import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyO
 import type { InstanceCapacity } from './instance-capacity';
 import { isUnreachable } from './circuit-breaker';
 import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
-import type { AttemptRecord, ClaimedDelivery, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
+import type { AttemptRecord, ClaimedDelivery, EndpointProbe, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
@@ -151,6 +151,7 @@ export class AttemptRunner {
     const { claim, target } = job;
     let slotFreed = false;
     let slot: EndpointSlot | null = null;
+    let probing: EndpointProbe | null = null; // this instance holds the endpoint's probe (claimProbe)
     let requested = false;
     try {
       // A half-open circuit lets one request through, all instances together: the probe is taken first (in the store).
@@ -168,17 +169,17 @@ export class AttemptRunner {
         slot = taken;
       }
       if (probe && slot !== null) {
-        const elsewhereUntil = await this.outbox.claimProbe(job.endpoint, this.clock.now(), claim.lockedUntil);
-        if (elsewhereUntil !== null) {
+        const taken = await this.outbox.claimProbe(job.endpoint, this.clock.now(), claim.lockedUntil);
+        if ('heldUntil' in taken) {
           slotFreed = true;
           this.slots.release(slot);
           slot = null;
-          this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, elsewhereUntil));
+          this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, taken.heldUntil));
           this.slotFreed(job);
           return;
         }
+        probing = taken;
       }
-      const probing = probe && slot !== null; // this instance holds the endpoint's probe (claimProbe)
       if (slot === null || !this.attemptFits(claim)) {
         // It waited too long: its deadline, its record and the clock skew we tolerate between instances no longer fit in
         // the lease; another instance (its clock ahead) may take the delivery, so sending now could send it twice.
@@ -188,7 +189,8 @@ export class AttemptRunner {
         this.queues.dropped(job);
         const released = this.release([claim]); // counted from here until released: the freed slot does not free its room
         this.slotFreed(job);
-        if (probing) void this.work.track(this.probeEnded(job.endpoint, null));
+        // An unsent probe leaves the circuit open, its cool-down over: the next attempt there, of any instance, probes.
+        if (probing) void this.work.track(this.probeEnded(probing, this.clock.now()));
         await released;
         return;
       }
@@ -202,12 +204,12 @@ export class AttemptRunner {
       const answered = !isUnreachable(result.outcome);
       // An answered probe closes the circuit in the store before it does here: an attempt of this instance that asked
       // for a slot before that would find it still open there, and be skipped as circuit_open.
-      if (probe && answered) await this.probeEnded(job.endpoint, null);
+      if (probing && answered) await this.probeEnded(probing, null);
       const failedBefore = this.queues.failuresInRow(job.endpoint);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) {
         this.slots.release(slot);
-        this.circuitOpened(opened, probe);
+        this.circuitOpened(opened, probing !== null);
       } else if (!answered && this.settings.circuitBreaker.failuresToOpen > 0) {
         void this.work.track(this.countFailure(slot));
       } else {
@@ -215,7 +217,7 @@ export class AttemptRunner {
         this.handOn(slot);
       }
       slot = null;
-      if (probe && !answered) void this.work.track(this.probeEnded(job.endpoint, opened?.until ?? null));
+      if (probing && !answered) void this.work.track(this.probeEnded(probing, opened?.until ?? null));
       const recorded = this.recordHeld(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
@@ -436,11 +438,11 @@ export class AttemptRunner {
   }
 
   /** Tells the other instances when they may probe the endpoint again; a failure here only lets them probe sooner. */
-  private async probeEnded(endpoint: EndpointKey, nextProbeAt: number | null): Promise<void> {
+  private async probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
     try {
-      await this.outbox.probeEnded(endpoint, nextProbeAt);
+      await this.outbox.probeEnded(probe, nextProbeAt);
     } catch (error) {
-      this.logger.warn(`Host ${hostOf(endpoint)}: the end of its probe was not stored (${(error as Error).message})`);
+      this.logger.warn(`Host ${hostOf(probe.endpoint)}: the end of its probe was not stored (${(error as Error).message})`);
     }
   }
 
@@ -502,8 +504,9 @@ export class AttemptRunner {
     try {
       cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
     } catch (error) {
+      this.logger.warn(`Delivery ${claim.id}: not cancelled (${(error as Error).message}); claimed again when its lease ends`);
       this.wakeUps.leaseGivenUp(claim.lockedUntil);
-      throw error;
+      return;
     } finally {
       this.capacity.letGo(1);
       void this.wakeUps.wake('room');

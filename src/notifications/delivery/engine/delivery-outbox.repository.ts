@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
@@ -18,11 +19,13 @@ import type {
   Claimed,
   ClaimFairness,
   ClaimedDelivery,
+  EndpointProbe,
   EndpointSlot,
   Lease,
   NewEvent,
   OutboxStore,
   Placement,
+  ProbeTaken,
   PurgedBatch,
   QueueDepth,
   RecoveryWindow,
@@ -331,31 +334,33 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * Takes an endpoint's probe with a conditional UPDATE (the row's time has passed) or, for an endpoint no instance probed
    * yet, an INSERT that the primary key lets one instance win. The loser reads when the winner's hold ends.
    */
-  async claimProbe(endpoint: string, now: number, until: number): Promise<number | null> {
+  async claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
+    const probe: EndpointProbe = { endpoint, holder: randomUUID() };
     const taken = await this.write((manager) =>
       manager
         .createQueryBuilder()
         .update(WebhookEndpointProbe)
-        .set({ nextProbeAt: until })
+        .set({ nextProbeAt: until, holder: probe.holder })
         .where('endpoint = :endpoint AND next_probe_at <= :now', { endpoint, now })
         .execute(),
     );
-    if (taken.affected) return null;
+    if (taken.affected) return probe;
     try {
-      await this.write((manager) => manager.insert(WebhookEndpointProbe, { endpoint, nextProbeAt: until }));
-      return null;
+      await this.write((manager) => manager.insert(WebhookEndpointProbe, { ...probe, nextProbeAt: until }));
+      return probe;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
     const held = await this.dataSource.manager.findOneBy(WebhookEndpointProbe, { endpoint });
-    return Math.max(held?.nextProbeAt ?? until, now + 1);
+    return { heldUntil: Math.max(held?.nextProbeAt ?? until, now + 1) };
   }
 
-  async probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void> {
+  async probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
+    const { endpoint, holder } = probe;
     await this.write((manager) =>
       nextProbeAt === null
-        ? manager.delete(WebhookEndpointProbe, { endpoint })
-        : manager.update(WebhookEndpointProbe, { endpoint }, { nextProbeAt }),
+        ? manager.delete(WebhookEndpointProbe, { endpoint, holder })
+        : manager.update(WebhookEndpointProbe, { endpoint, holder }, { nextProbeAt, holder: null }),
     );
   }
 

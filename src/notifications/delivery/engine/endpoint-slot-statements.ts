@@ -20,7 +20,8 @@ function circuitOpen(probing: boolean, endpoint = ':endpoint', now = ':now'): st
 
 /**
  * Takes a slot. The first take of an endpoint on MySQL/MariaDB (`rowsMade` false: this instance has not seen its rows)
- * makes its rows with slot 0 held, one INSERT IGNORE; if they existed, or on SQLite, it takes the lowest free slot with
+ * makes its rows with slot 0 held, one INSERT IGNORE (without a look at the circuit: an endpoint's rows exist before its
+ * circuit can open, as an opening follows a request); if they existed, or on SQLite, it takes the lowest free slot with
  * one conditional UPDATE: `UPDATE … ORDER BY slot LIMIT 1` on MySQL/MariaDB (the row
  * lock makes two takers of one slot wait for each other, then the second finds it held), the same through the row id
  * on SQLite (no LIMIT on UPDATE there). When none was taken, one read tells why: the circuit is open, or all are held,

@@ -75,6 +75,18 @@ export interface EndpointSlot {
   readonly heldUntil: number;
 }
 
+/**
+ * An endpoint's probe, taken by this instance ({@link OutboxStore.claimProbe}): its end is stored with its holder, so that a
+ * late end (the store was slow, the hold ran out and another instance took the probe) never ends another's probe.
+ */
+export interface EndpointProbe {
+  readonly endpoint: string;
+  readonly holder: string;
+}
+
+/** What {@link OutboxStore.claimProbe} gives: the probe, or when another instance's hold of it ends. */
+export type ProbeTaken = EndpointProbe | { readonly heldUntil: number };
+
 /** What {@link OutboxStore.takeSlot} gives: the slot, or none because all are held (`busy`), or the endpoint's circuit is open until a time. */
 export type SlotTaken = EndpointSlot | { readonly busy: true } | { readonly openUntil: number };
 
@@ -156,12 +168,15 @@ export abstract class OutboxStore {
 
   /**
    * Takes the right to probe `endpoint` (the one request its half-open circuit lets through), all instances together, until
-   * `until` (the probe's deadline and record): null when this instance took it, else when another may be taken.
+   * `until` (the probe's deadline and record): the probe when this instance took it, else when another's hold ends.
    */
-  abstract claimProbe(endpoint: string, now: number, until: number): Promise<number | null>;
+  abstract claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken>;
 
-  /** The probe of `endpoint` ended: failed, no other before `nextProbeAt` (its circuit's new cool-down); answered (null), any time. */
-  abstract probeEnded(endpoint: string, nextProbeAt: number | null): Promise<void>;
+  /**
+   * The probe ended: failed, no other before `nextProbeAt` (its circuit's new cool-down); answered (null), any time. Only
+   * while its holder still holds it: once another instance has taken the probe, that one's end decides.
+   */
+  abstract probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void>;
 
   /**
    * Takes one of the `cap` slots of `endpoint` until `until`, unless all are held or its circuit is open: an instance opened
