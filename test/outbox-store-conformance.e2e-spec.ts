@@ -468,6 +468,35 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.takeSlot(endpoint, 2, NOW + 20_000, NOW + 40_000, false)).toHaveProperty('holder'); // its holder's lease ended
   });
 
+  it('takeSlot calls made together (a burst of attempts, grouped on MySQL/MariaDB) each answer as one alone would', async () => {
+    const [a, b, c, d, e] = ['1 a.example', '2 b.example', '3 c.example', '4 d.example', '5 e.example'];
+    const before = await Promise.all([store.takeSlot(a, 4, NOW, NOW + 20_000, false), store.takeSlot(b, 1, NOW, NOW + 20_000, false)]);
+    await store.releaseSlots([(await store.takeSlot(c, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
+    await store.circuitOpened(c, NOW + 30_000);
+    const takes = await Promise.all([
+      store.takeSlot(a, 4, NOW + 1_000, NOW + 21_000, false), // slot 0 held: another
+      store.takeSlot(b, 1, NOW + 1_000, NOW + 21_000, false), // its one slot held
+      store.takeSlot(c, 4, NOW + 1_000, NOW + 60_000, false), // its circuit open
+      store.takeSlot(d, 2, NOW + 1_000, NOW + 21_000, false), // fresh, twice
+      store.takeSlot(d, 2, NOW + 1_000, NOW + 21_000, false),
+      store.takeSlot(e, 4, NOW + 1_000, NOW + 21_000, false), // fresh
+    ]);
+    expect(takes.map((taken) => ('holder' in taken ? { endpoint: taken.endpoint, heldUntil: taken.heldUntil } : taken))).toEqual([
+      { endpoint: a, heldUntil: NOW + 21_000 },
+      { busy: true },
+      { openUntil: NOW + 30_000 },
+      { endpoint: d, heldUntil: NOW + 21_000 },
+      { endpoint: d, heldUntil: NOW + 21_000 },
+      { endpoint: e, heldUntil: NOW + 21_000 },
+    ]);
+    const held = [...before, ...takes].filter((taken): taken is EndpointSlot => 'holder' in taken);
+    expect(new Set(held.map((slot) => slot.holder)).size).toBe(held.length);
+    expect(await store.takeSlot(d, 2, NOW + 2_000, NOW + 22_000, false)).toEqual({ busy: true }); // both of d's slots are held
+    expect(await store.takeSlot(c, 1, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder'); // c's slot 0 went back at once
+    await store.releaseSlots(held);
+    expect(await store.takeSlot(b, 1, NOW + 2_000, NOW + 22_000, false)).toHaveProperty('holder');
+  });
+
   it('circuitOpened stops every taker until a probe: a prober once the cool-down is over, the others not before its answer', async () => {
     const endpoint = '7 hooks.example.com:8443';
     expect(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder');

@@ -31,13 +31,12 @@ import type {
   RecoveryWindow,
   SlotTaken,
 } from './outbox-store';
-import { countEndpointFailure, openEndpointCircuit, releaseEndpointSlots, takeEndpointSlot } from './endpoint-slot-statements';
+import { countEndpointFailure, openEndpointCircuit, releaseEndpointSlots } from './endpoint-slot-statements';
+import { EndpointSlotTakes } from './endpoint-slot-takes';
 
 const INSERT_CHUNK = 500;
 /** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
 const PENDING_CONFLICT_TRIES = 3;
-/** Endpoints remembered as having their slot rows; forgotten all at once beyond this (a first take then costs one statement more). */
-const KNOWN_ENDPOINTS_MAX = 100_000;
 /** A claim looks at up to this many batches' worth of due rows to share its batch between users. */
 const CLAIM_SCAN_FACTOR = 4;
 /** Thrown to roll a record back when it finds a lease lost: it then locks and reads the rows first. */
@@ -58,8 +57,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   private readonly configuredClaimMode: ClaimMode | undefined;
   /** On MySQL/MariaDB: the configured claim mode, until {@link onModuleInit} settles it for the server. */
   private claimMode: ClaimMode;
-  /** Endpoints whose slot rows this instance has seen (their first take makes them): at most {@link KNOWN_ENDPOINTS_MAX}. */
-  private readonly endpointsWithSlots = new Set<string>();
+  private readonly slotTakes: EndpointSlotTakes;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -67,6 +65,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   ) {
     this.configuredClaimMode = settings?.claimMode;
     this.claimMode = settings?.claimMode ?? 'skip-locked';
+    this.slotTakes = new EndpointSlotTakes((statement) => this.write(statement), isMySql(dataSource));
   }
 
   /** Asks a MySQL-compatible server what it is: TiDB and Vitess claim without SKIP LOCKED ({@link claimModeFor}). */
@@ -364,13 +363,8 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     );
   }
 
-  async takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    const rowsMade = this.endpointsWithSlots.has(endpoint);
-    const write = <T>(statement: (manager: EntityManager) => Promise<T>) => this.write(statement);
-    const taken = await takeEndpointSlot(write, isMySql(this.dataSource), { endpoint, cap, now, until, probing, rowsMade });
-    if (this.endpointsWithSlots.size >= KNOWN_ENDPOINTS_MAX) this.endpointsWithSlots.clear();
-    this.endpointsWithSlots.add(endpoint);
-    return taken;
+  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
+    return this.slotTakes.take({ endpoint, cap, now, until, probing });
   }
 
   async releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {

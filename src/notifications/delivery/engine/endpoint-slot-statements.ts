@@ -76,6 +76,68 @@ export async function takeEndpointSlot(
   return (await take()) ? slot : { busy: true };
 }
 
+/** A take of {@link takeFirstSlots}: the endpoint's slot 0 for `holder`, its rows made with it unless `rowsMade`. */
+export interface FirstSlotTake {
+  readonly endpoint: string;
+  readonly cap: number;
+  readonly until: number;
+  readonly rowsMade: boolean;
+}
+
+/**
+ * Takes slot 0 of each of these endpoints (distinct, none probing) at once, on MySQL/MariaDB: one upsert takes each
+ * row where free (made, with the endpoint's other rows, where this instance has not seen them), one read tells which it
+ * got and which circuits are open. What it got of an open circuit goes back at once. Each answer is the slot, the open
+ * circuit, or null: slot 0 was held, and that take goes on one by one ({@link takeEndpointSlot}: another slot, or busy).
+ * Rows are written in key order, so two such upserts wait for each other rather than deadlock. Should the read fail
+ * after the upsert, what it took frees itself when the takers' leases end (as a take whose answer was lost).
+ */
+export async function takeFirstSlots(
+  manager: EntityManager,
+  takes: readonly FirstSlotTake[],
+  now: number,
+): Promise<Map<string, EndpointSlot | { openUntil: number } | null>> {
+  const ordered = [...takes].sort((a, b) => (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0));
+  const slots = new Map(ordered.map(({ endpoint, until }) => [endpoint, { endpoint, holder: randomUUID(), heldUntil: until }]));
+  const rows: string[] = [];
+  const params: unknown[] = [];
+  for (const { endpoint, cap, rowsMade } of ordered) {
+    const slot = slots.get(endpoint)!;
+    rows.push('(?, 0, ?, ?)');
+    params.push(endpoint, slot.holder, slot.heldUntil);
+    for (let other = 1; !rowsMade && other < cap; other++) {
+      rows.push('(?, ?, NULL, 0)');
+      params.push(endpoint, other);
+    }
+  }
+  // `holder` is assigned first, so `held_until` is set only where the row is now this take's.
+  await manager.query(
+    `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows.join(', ')} ON DUPLICATE KEY UPDATE ` +
+      'holder = IF(VALUES(holder) IS NOT NULL AND held_until <= ?, VALUES(holder), holder), ' +
+      'held_until = IF(VALUES(holder) IS NOT NULL AND holder = VALUES(holder), VALUES(held_until), held_until)',
+    [...params, now],
+  );
+  const endpoints = [...slots.keys()];
+  const read = await manager.query<{ endpoint: string; holder: string | null; open_until: number | string | null }[]>(
+    'SELECT s.endpoint, s.holder, p.next_probe_at AS open_until FROM webhook_endpoint_slots s ' +
+      `LEFT JOIN webhook_endpoint_probes p ON p.endpoint = s.endpoint WHERE s.slot = 0 AND s.endpoint IN (${endpoints.map(() => '?').join(', ')})`,
+    endpoints,
+  );
+  const answers = new Map<string, EndpointSlot | { openUntil: number } | null>(endpoints.map((endpoint) => [endpoint, null]));
+  const refused: EndpointSlot[] = [];
+  for (const row of read) {
+    const slot = slots.get(row.endpoint);
+    if (slot?.holder !== row.holder) continue;
+    if (row.open_until === null) answers.set(row.endpoint, slot);
+    else {
+      refused.push(slot);
+      answers.set(row.endpoint, { openUntil: Number(row.open_until) });
+    }
+  }
+  await releaseEndpointSlots(manager, refused);
+  return answers;
+}
+
 /**
  * The endpoint's slot rows 0 to `cap` − 1, free but slot 0 when `taken` is given (held by it); those that exist are left
  * as they are. How many rows it made, on MySQL/MariaDB (all of them: none existed, so slot 0 is `taken`'s).
