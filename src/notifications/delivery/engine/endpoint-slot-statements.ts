@@ -76,7 +76,7 @@ export async function takeEndpointSlot(
   return (await take()) ? slot : { busy: true };
 }
 
-/** A take of {@link takeFirstSlots}: the endpoint's slot 0 for `holder`, its rows made with it unless `rowsMade`. */
+/** A take of {@link takeFirstSlots}: slot 0 of `endpoint` until `until`, its rows made with it unless `rowsMade`. */
 export interface FirstSlotTake {
   readonly endpoint: string;
   readonly cap: number;

@@ -7,6 +7,11 @@ import type { SlotTaken } from './outbox-store';
 const KNOWN_ENDPOINTS_MAX = 100_000;
 /** The most takes one group commits: its upsert writes up to `cap` rows for each. */
 const MAX_GROUP = 256;
+/**
+ * Fewer first takes than this go one by one: the group's two statements run one after the other, so each of its takes
+ * waits two round trips instead of one; only a larger group saves enough statements (and CPU) to be worth it.
+ */
+const MIN_GROUPED = 4;
 
 /** A take of one of an endpoint's slots, as the engine asks for it ({@link OutboxStore.takeSlot}). */
 export interface SlotRequest {
@@ -45,7 +50,7 @@ export class EndpointSlotTakes {
   private async takeTogether(requests: readonly SlotRequest[]): Promise<SlotTaken[]> {
     const firsts = new Map<string, SlotRequest>();
     for (const request of requests) if (!request.probing && !firsts.has(request.endpoint)) firsts.set(request.endpoint, request);
-    if (firsts.size < 2) return Promise.all(requests.map((request) => this.takeAlone(request)));
+    if (firsts.size < MIN_GROUPED) return Promise.all(requests.map((request) => this.takeAlone(request)));
     const takes = [...firsts.values()].map(({ endpoint, cap, until }) => ({ endpoint, cap, until, rowsMade: this.rowsSeen.has(endpoint) }));
     // A slot is taken only where it was free for the earliest clock of the group.
     const now = Math.min(...[...firsts.values()].map((request) => request.now));
