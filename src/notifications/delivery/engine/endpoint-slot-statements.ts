@@ -99,23 +99,13 @@ export async function takeFirstSlots(
 ): Promise<Map<string, EndpointSlot | { openUntil: number } | null>> {
   const ordered = [...takes].sort((a, b) => (a.endpoint < b.endpoint ? -1 : a.endpoint > b.endpoint ? 1 : 0));
   const slots = new Map(ordered.map(({ endpoint, until }) => [endpoint, { endpoint, holder: randomUUID(), heldUntil: until }]));
-  const rows: string[] = [];
-  const params: unknown[] = [];
-  for (const { endpoint, cap, rowsMade } of ordered) {
-    const slot = slots.get(endpoint)!;
-    rows.push('(?, 0, ?, ?)');
-    params.push(endpoint, slot.holder, slot.heldUntil);
-    for (let other = 1; !rowsMade && other < cap; other++) {
-      rows.push('(?, ?, NULL, 0)');
-      params.push(endpoint, other);
-    }
-  }
+  const rows = ordered.map(({ endpoint, cap, rowsMade }) => slotRows(endpoint, rowsMade ? 1 : cap, slots.get(endpoint)));
   // `holder` is assigned first, so `held_until` is set only where the row is now this take's.
   await manager.query(
-    `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows.join(', ')} ON DUPLICATE KEY UPDATE ` +
-      'holder = IF(VALUES(holder) IS NOT NULL AND held_until <= ?, VALUES(holder), holder), ' +
+    `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows.map((row) => row.values).join(', ')} ` +
+      'ON DUPLICATE KEY UPDATE holder = IF(VALUES(holder) IS NOT NULL AND held_until <= ?, VALUES(holder), holder), ' +
       'held_until = IF(VALUES(holder) IS NOT NULL AND holder = VALUES(holder), VALUES(held_until), held_until)',
-    [...params, now],
+    [...rows.flatMap((row) => row.params), now],
   );
   const endpoints = [...slots.keys()];
   const read = await manager.query<{ endpoint: string; holder: string | null; open_until: number | string | null }[]>(
@@ -143,15 +133,22 @@ export async function takeFirstSlots(
  * as they are. How many rows it made, on MySQL/MariaDB (all of them: none existed, so slot 0 is `taken`'s).
  */
 async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number, taken?: EndpointSlot): Promise<number> {
-  const rows = Array.from({ length: cap }, (_, slot) => (slot === 0 && taken ? '(?, ?, ?, ?)' : '(?, ?, NULL, 0)')).join(', ');
+  const { values, params } = slotRows(endpoint, cap, taken);
   const insert = mysql ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
   const answer: unknown = await manager.query(
-    `${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows}`,
-    Array.from({ length: cap }, (_, slot) =>
-      slot === 0 && taken ? [endpoint, slot, taken.holder, taken.heldUntil] : [endpoint, slot],
-    ).flat(),
+    `${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${values}`,
+    params,
   );
   return affectedRowsOf(answer);
+}
+
+/** The VALUES of the endpoint's slot rows 0 to `count` − 1 (endpoint, slot, holder, held_until): free, but slot 0 `taken`'s when given. */
+function slotRows(endpoint: string, count: number, taken?: EndpointSlot): { values: string; params: unknown[] } {
+  const slots = Array.from({ length: count }, (_, slot) => slot);
+  return {
+    values: slots.map((slot) => (slot === 0 && taken ? '(?, ?, ?, ?)' : '(?, ?, NULL, 0)')).join(', '),
+    params: slots.flatMap((slot) => (slot === 0 && taken ? [endpoint, slot, taken.holder, taken.heldUntil] : [endpoint, slot])),
+  };
 }
 
 /** Frees the slots still held by these takes, in one statement (each row found by its primary key's prefix). */

@@ -51,9 +51,10 @@ export class EndpointSlotTakes {
     const firsts = new Map<string, SlotRequest>();
     for (const request of requests) if (!request.probing && !firsts.has(request.endpoint)) firsts.set(request.endpoint, request);
     if (firsts.size < MIN_GROUPED) return Promise.all(requests.map((request) => this.takeAlone(request)));
-    const takes = [...firsts.values()].map(({ endpoint, cap, until }) => ({ endpoint, cap, until, rowsMade: this.rowsSeen.has(endpoint) }));
+    const grouped = [...firsts.values()];
+    const takes = grouped.map(({ endpoint, cap, until }) => ({ endpoint, cap, until, rowsMade: this.rowsSeen.has(endpoint) }));
     // A slot is taken only where it was free for the earliest clock of the group.
-    const now = Math.min(...[...firsts.values()].map((request) => request.now));
+    const now = Math.min(...grouped.map((request) => request.now));
     const answers = await this.write((manager) => takeFirstSlots(manager, takes, now));
     for (const endpoint of firsts.keys()) this.seen(endpoint);
     return Promise.all(
