@@ -35,6 +35,8 @@ interface DeliveryView {
 /** One store under test, with what the cases need besides the OutboxStore contract: host transactions and a look at the rows. */
 interface Harness {
   readonly store: OutboxStore;
+  /** The store as another instance sees it: the same rows, none of this one's memory (which endpoints' slot rows it saw). */
+  another(): OutboxStore;
   /** Runs `write` inside a host transaction, then commits it (or rolls it back). */
   within(write: (transaction: unknown) => Promise<void>, outcome: 'commit' | 'rollback'): Promise<void>;
   delivery(id: number): Promise<DeliveryView | null>;
@@ -49,6 +51,7 @@ const memory = {
     const store = new InMemoryOutboxStore();
     return {
       store,
+      another: () => store,
       async within(write, outcome) {
         const transaction = new SimTransaction('host');
         await write(transaction);
@@ -81,6 +84,7 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
     const nullable = (value: unknown) => (value === null ? null : Number(value));
     return {
       store: new DeliveryOutboxRepository(dataSource, { claimMode }),
+      another: () => new DeliveryOutboxRepository(dataSource, { claimMode }),
       async within(write, outcome) {
         await dataSource
           .transaction(async (manager) => {
@@ -497,6 +501,28 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.takeSlot(b, 1, NOW + 2_000, NOW + 22_000, false)).toHaveProperty('holder');
   });
 
+  it('purgeFreeSlots deletes every slot row of an endpoint none of whose slots is held, in key order; a take makes them again, circuit and all', async () => {
+    const [a, b, c] = ['1 a.example', '2 b.example', '3 c.example'];
+    await store.releaseSlots([(await store.takeSlot(a, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
+    expect(await store.takeSlot(b, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder'); // b keeps a slot held
+    await store.releaseSlots([(await store.takeSlot(c, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
+    await store.circuitOpened(c, NOW + 30_000);
+
+    expect(await store.purgeFreeSlots(NOW, '', 1)).toEqual({ matched: 1, endpoints: 1, last: a });
+    expect(await store.purgeFreeSlots(NOW, a, 5)).toEqual({ matched: 1, endpoints: 1, last: c });
+    expect(await store.purgeFreeSlots(NOW, c, 5)).toEqual({ matched: 0, endpoints: 0, last: null });
+    expect(await store.purgeFreeSlots(NOW + 20_000, '', 5)).toEqual({ matched: 1, endpoints: 1, last: b }); // b's hold ended
+
+    // Another instance's first take of c: its circuit is still open, and its rows are made once it lets a prober through.
+    const other = harness.another();
+    expect(await other.takeSlot(c, 4, NOW + 1_000, NOW + 21_000, false)).toEqual({ openUntil: NOW + 30_000 });
+    expect(await other.takeSlot(c, 4, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder');
+    // a's rows are made again, all of them: its cap holds, for this instance and the other.
+    const takes = await Promise.all([store, other, store, other, store].map((s) => s.takeSlot(a, 4, NOW + 1_000, NOW + 21_000, false)));
+    expect(takes.filter((taken) => 'holder' in taken)).toHaveLength(4);
+    expect(takes.filter((taken) => 'busy' in taken)).toHaveLength(1);
+  });
+
   it('circuitOpened stops every taker until a probe: a prober once the cool-down is over, the others not before its answer', async () => {
     const endpoint = '7 hooks.example.com:8443';
     expect(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder');
@@ -532,3 +558,46 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.queueDepth(NOW + 1_001, 100)).toEqual({ due: 4, inFlight: 0, failed: 1 }); // the lease expired
   });
 });
+
+// Where statements of two instances interleave (SQLite runs one transaction at a time, the in-memory store one call).
+describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('slot purge meeting a take on $name', (kind) => {
+  it('keeps every row of an endpoint whose slot was taken between the purge picking it and deleting it', async () => {
+    const database = await kind.create();
+    const dataSource = await new DataSource(databaseOptions(database.config)).initialize();
+    try {
+      const store = new DeliveryOutboxRepository(dataSource);
+      const endpoint = '7 hooks.example.com:8443';
+      await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
+      let purge: Promise<unknown> | undefined;
+      await dataSource.transaction('READ COMMITTED', async (manager) => {
+        // A take in another instance: slot 0 held, not committed yet. The purge still sees it free, then waits for its row
+        // (a statement of it on the slots, seen running in the server, is waiting for this transaction's lock).
+        await manager.query('UPDATE webhook_endpoint_slots SET holder = ?, held_until = ? WHERE endpoint = ? AND slot = 0', [
+          randomUUID(),
+          NOW + 20_000,
+          endpoint,
+        ]);
+        purge = store.purgeFreeSlots(NOW, '', 10);
+        await until(async () => {
+          const [{ n }] = await dataSource.query<{ n: number | string }[]>(
+            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND info LIKE '% webhook_endpoint_slots %' AND info NOT LIKE '%PROCESSLIST%'",
+          );
+          return Number(n) > 0;
+        });
+      });
+      expect(await purge).toEqual({ matched: 1, endpoints: 0, last: endpoint });
+      const rows = await dataSource.query<{ n: number | string }[]>('SELECT COUNT(*) AS n FROM webhook_endpoint_slots WHERE endpoint = ?', [
+        endpoint,
+      ]);
+      expect(Number(rows[0].n)).toBe(4);
+    } finally {
+      await dataSource.destroy();
+      await database.drop();
+    }
+  });
+});
+
+/** Resolves once `condition` holds, asked again and again (a lock wait in the server has no event to await). */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
+}

@@ -13,6 +13,7 @@ import {
   type Placement,
   type ProbeTaken,
   type PurgedBatch,
+  type PurgedSlots,
   type QueueDepth,
   type RecoveryWindow,
   type SlotTaken,
@@ -333,6 +334,15 @@ export class InMemoryOutboxStore extends OutboxStore {
       if (row.status === DeliveryStatus.FAILED) failed++;
     }
     return Promise.resolve({ due: Math.min(due, cap), inFlight: Math.min(inFlight, cap), failed: Math.min(failed, cap) });
+  }
+
+  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
+    const endpoints = [...this.slots.keys()]
+      .filter((endpoint) => endpoint > after && this.slots.get(endpoint)!.every((row) => row.heldUntil <= before))
+      .sort()
+      .slice(0, limit);
+    for (const endpoint of endpoints) this.slots.delete(endpoint);
+    return Promise.resolve({ matched: endpoints.length, endpoints: endpoints.length, last: endpoints.at(-1) ?? null });
   }
 
   purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {

@@ -12,6 +12,7 @@ import {
   type Placement,
   type ProbeTaken,
   type PurgedBatch,
+  type PurgedSlots,
   type QueueDepth,
   type RecoveryWindow,
   type SlotTaken,
@@ -243,5 +244,9 @@ export class InstanceStore extends OutboxStore {
       this.world.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
       return batch;
     });
+  }
+
+  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
+    return this.call(true, () => this.world.store.purgeFreeSlots(before, after, limit));
   }
 }

@@ -320,7 +320,15 @@ class World implements StoreWorld {
       }
       case 'purge': {
         const instance = r.pick(alive);
-        const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const);
+        const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED, 'slots'] as const);
+        if (status === 'slots') {
+          this.trace(`purge free slots on ${instance.name}`);
+          void instance.engine.purgeFreeSlots('', 20).then(
+            (batch) => batch.endpoints > 0 && this.trace(`  purged the slots of ${batch.endpoints} endpoints`),
+            (error: Error) => this.trace(`  slot purge failed: ${error.message}`),
+          );
+          return;
+        }
         this.trace(`purge ${status} on ${instance.name}`);
         void instance.engine.purge(status, instance.clock.now() - RETENTION_MS[status], 20).then(
           (batch) => batch.deliveries > 0 && this.trace(`  purged ${batch.deliveries} ${status}, ${batch.events} events`),

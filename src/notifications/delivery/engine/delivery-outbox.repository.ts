@@ -27,11 +27,12 @@ import type {
   Placement,
   ProbeTaken,
   PurgedBatch,
+  PurgedSlots,
   QueueDepth,
   RecoveryWindow,
   SlotTaken,
 } from './outbox-store';
-import { countEndpointFailure, openEndpointCircuit, releaseEndpointSlots } from './endpoint-slot-statements';
+import { countEndpointFailure, openEndpointCircuit, purgeFreeEndpointSlots, releaseEndpointSlots } from './endpoint-slot-statements';
 import { EndpointSlotTakes } from './endpoint-slot-takes';
 
 const INSERT_CHUNK = 500;
@@ -454,6 +455,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         .execute();
       return { matched: rows.length, deliveries: deliveries.affected ?? 0, attempts: attempts.affected ?? 0, events: events.affected ?? 0 };
     });
+  }
+
+  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
+    return shortTransaction(this.dataSource, (manager) =>
+      purgeFreeEndpointSlots(manager, isMySql(this.dataSource), { before, after, limit }),
+    );
   }
 
   /**

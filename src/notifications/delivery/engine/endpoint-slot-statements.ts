@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { affectedRowsOf } from './affected-rows';
 import { WebhookEndpointSlot } from '../webhook-endpoint-slot.entity';
-import type { EndpointSlot, SlotTaken } from './outbox-store';
+import type { EndpointSlot, PurgedSlots, SlotTaken } from './outbox-store';
 
 /**
  * The SQL of the per-endpoint cap across instances ({@link WebhookEndpointSlot}) and of the circuit all instances share
@@ -20,8 +20,8 @@ function circuitOpen(probing: boolean, endpoint = ':endpoint', now = ':now'): st
 
 /**
  * Takes a slot. The first take of an endpoint on MySQL/MariaDB (`rowsMade` false: this instance has not seen its rows)
- * makes its rows with slot 0 held, one INSERT IGNORE (without a look at the circuit: an endpoint's rows exist before its
- * circuit can open, as an opening follows a request); if they existed, or on SQLite, it takes the lowest free slot with
+ * makes its rows with slot 0 held, one INSERT IGNORE that makes none while the circuit is open (retention deletes the
+ * rows of endpoints none of whose slots is held, open circuits' too); if they existed, or on SQLite, it takes the lowest free slot with
  * one conditional UPDATE: `UPDATE … ORDER BY slot LIMIT 1` on MySQL/MariaDB (the row
  * lock makes two takers of one slot wait for each other, then the second finds it held), the same through the row id
  * on SQLite (no LIMIT on UPDATE there). When none was taken, one read tells why: the circuit is open, or all are held,
@@ -35,7 +35,8 @@ export async function takeEndpointSlot(
 ): Promise<SlotTaken> {
   const { endpoint, cap, now, until, probing, rowsMade } = request;
   const slot: EndpointSlot = { endpoint, holder: randomUUID(), heldUntil: until };
-  if (!rowsMade && mysql && (await write((manager) => makeSlots(manager, mysql, endpoint, cap, slot))) === cap) return slot;
+  if (!rowsMade && mysql && (await write((manager) => makeSlotsTaking(manager, endpoint, cap, { slot, probing, now }))) === cap)
+    return slot;
   const take = () =>
     write(async (manager) => {
       if (mysql) {
@@ -102,7 +103,7 @@ export async function takeFirstSlots(
   const rows = ordered.map(({ endpoint, cap, rowsMade }) => slotRows(endpoint, rowsMade ? 1 : cap, slots.get(endpoint)));
   // `holder` is assigned first, so `held_until` is set only where the row is now this take's.
   await manager.query(
-    `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows.map((row) => row.values).join(', ')} ` +
+    `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${rows.map((row) => tuples(row.rows)).join(', ')} ` +
       'ON DUPLICATE KEY UPDATE holder = IF(VALUES(holder) IS NOT NULL AND held_until <= ?, VALUES(holder), holder), ' +
       'held_until = IF(VALUES(holder) IS NOT NULL AND holder = VALUES(holder), VALUES(held_until), held_until)',
     [...rows.flatMap((row) => row.params), now],
@@ -128,27 +129,46 @@ export async function takeFirstSlots(
   return answers;
 }
 
-/**
- * The endpoint's slot rows 0 to `cap` − 1, free but slot 0 when `taken` is given (held by it); those that exist are left
- * as they are. How many rows it made, on MySQL/MariaDB (all of them: none existed, so slot 0 is `taken`'s).
- */
-async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number, taken?: EndpointSlot): Promise<number> {
-  const { values, params } = slotRows(endpoint, cap, taken);
+/** The endpoint's slot rows 0 to `cap` − 1, free; those that exist are left as they are. */
+async function makeSlots(manager: EntityManager, mysql: boolean, endpoint: string, cap: number): Promise<void> {
+  const { rows, params } = slotRows(endpoint, cap);
   const insert = mysql ? 'INSERT IGNORE INTO' : 'INSERT OR IGNORE INTO';
+  await manager.query(`${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${tuples(rows)}`, params);
+}
+
+/**
+ * On MySQL/MariaDB, the endpoint's slot rows 0 to `cap` − 1 with slot 0 held by `taken.slot`, all or none: none while the
+ * circuit is open to this taker, nor where any exists. How many rows it made (all of them: slot 0 is `taken`'s).
+ */
+async function makeSlotsTaking(
+  manager: EntityManager,
+  endpoint: string,
+  cap: number,
+  taken: { slot: EndpointSlot; probing: boolean; now: number },
+): Promise<number> {
+  const { rows, params } = slotRows(endpoint, cap, taken.slot);
+  // The first row (slot 0, held) names the columns of the rows made.
+  const made = ['SELECT ? AS endpoint, ? AS slot, ? AS holder, ? AS held_until', ...rows.slice(1).map((row) => `SELECT ${row}`)];
   const answer: unknown = await manager.query(
-    `${insert} webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ${values}`,
-    params,
+    'INSERT IGNORE INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) SELECT endpoint, slot, holder, held_until ' +
+      `FROM (${made.join(' UNION ALL ')}) made WHERE NOT ${circuitOpen(taken.probing, '?', '?')}`,
+    [...params, endpoint, ...(taken.probing ? [taken.now] : [])],
   );
   return affectedRowsOf(answer);
 }
 
-/** The VALUES of the endpoint's slot rows 0 to `count` − 1 (endpoint, slot, holder, held_until): free, but slot 0 `taken`'s when given. */
-function slotRows(endpoint: string, count: number, taken?: EndpointSlot): { values: string; params: unknown[] } {
+/** The placeholders of the endpoint's slot rows 0 to `count` − 1 (endpoint, slot, holder, held_until): free, but slot 0 `taken`'s when given. */
+function slotRows(endpoint: string, count: number, taken?: EndpointSlot): { rows: string[]; params: unknown[] } {
   const slots = Array.from({ length: count }, (_, slot) => slot);
   return {
-    values: slots.map((slot) => (slot === 0 && taken ? '(?, ?, ?, ?)' : '(?, ?, NULL, 0)')).join(', '),
+    rows: slots.map((slot) => (slot === 0 && taken ? '?, ?, ?, ?' : '?, ?, NULL, 0')),
     params: slots.flatMap((slot) => (slot === 0 && taken ? [endpoint, slot, taken.holder, taken.heldUntil] : [endpoint, slot])),
   };
+}
+
+/** Rows' placeholders as the VALUES of an INSERT. */
+function tuples(rows: readonly string[]): string {
+  return rows.map((row) => `(${row})`).join(', ');
 }
 
 /** Frees the slots still held by these takes, in one statement (each row found by its primary key's prefix). */
@@ -183,4 +203,36 @@ export async function openEndpointCircuit(manager: EntityManager, mysql: boolean
       : 'INSERT INTO webhook_endpoint_probes (endpoint, next_probe_at) VALUES (?, ?) ON CONFLICT (endpoint) DO UPDATE SET next_probe_at = MAX(next_probe_at, excluded.next_probe_at)',
     [endpoint, until],
   );
+}
+
+/**
+ * Deletes the slot rows of up to `limit` endpoints after `after` none of whose slots was held at `before`, in one short
+ * transaction: a read picks them, a locking read of all their rows (MySQL/MariaDB; SQLite runs one transaction at a
+ * time) keeps out those taken since, and one DELETE removes the rest. An endpoint's rows go all together or not at all:
+ * a first take that finds some of them would hold slot 0 it made and another besides.
+ */
+export async function purgeFreeEndpointSlots(
+  manager: EntityManager,
+  mysql: boolean,
+  request: { before: number; after: string; limit: number },
+): Promise<PurgedSlots> {
+  const { before, after, limit } = request;
+  const free = await manager.query<{ endpoint: string }[]>(
+    'SELECT endpoint FROM webhook_endpoint_slots WHERE endpoint > ? GROUP BY endpoint HAVING MAX(held_until) <= ? ORDER BY endpoint LIMIT ?',
+    [after, before, limit],
+  );
+  if (free.length === 0) return { matched: 0, endpoints: 0, last: null };
+  const candidates = free.map((row) => row.endpoint);
+  const placeholders = candidates.map(() => '?').join(', ');
+  const held = mysql
+    ? await manager.query<{ endpoint: string; held_until: number | string }[]>(
+        `SELECT endpoint, held_until FROM webhook_endpoint_slots WHERE endpoint IN (${placeholders}) FOR UPDATE`,
+        candidates,
+      )
+    : [];
+  const takenSince = new Set(held.filter((row) => Number(row.held_until) > before).map((row) => row.endpoint));
+  const purged = candidates.filter((endpoint) => !takenSince.has(endpoint));
+  if (purged.length > 0)
+    await manager.query(`DELETE FROM webhook_endpoint_slots WHERE endpoint IN (${purged.map(() => '?').join(', ')})`, purged);
+  return { matched: candidates.length, endpoints: purged.length, last: candidates[candidates.length - 1] };
 }

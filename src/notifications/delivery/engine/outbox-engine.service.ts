@@ -23,7 +23,15 @@ import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';
 import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity } from './instance-capacity';
-import { type Lease, type NewEvent, OutboxStore, type PurgedBatch, type QueueDepth, type RecoveryWindow } from './outbox-store';
+import {
+  type Lease,
+  type NewEvent,
+  OutboxStore,
+  type PurgedBatch,
+  type PurgedSlots,
+  type QueueDepth,
+  type RecoveryWindow,
+} from './outbox-store';
 import { RECOVER_LIMIT, RecoveryPacer } from './recovery-pacer';
 import { WakeUps } from './wake-ups';
 
@@ -220,6 +228,15 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 
   purge(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
     return this.outbox.purgeBatch(status, before, limit);
+  }
+
+  /**
+   * Deletes the slot rows of up to `limit` endpoints after `after` none of whose slots is held now, as a take sees it (a
+   * clock running ahead may see a hold end early, but only once its request is over: an attempt starts with the skew
+   * to spare, {@link LEASE_MARGIN_MS}).
+   */
+  purgeFreeSlots(after: string, limit: number): Promise<PurgedSlots> {
+    return this.outbox.purgeFreeSlots(this.clock.now(), after, limit);
   }
 
   /** Endpoints whose circuit is open (or probing) in this instance. */

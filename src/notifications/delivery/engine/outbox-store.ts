@@ -63,6 +63,16 @@ export interface PurgedBatch {
   readonly events: number;
 }
 
+/** What one purge batch of slot rows did ({@link OutboxStore.purgeFreeSlots}). */
+export interface PurgedSlots {
+  /** Endpoints the batch looked at (fewer than the limit: none left after them). */
+  readonly matched: number;
+  /** Endpoints whose slot rows it deleted (one taken meanwhile keeps its rows). */
+  readonly endpoints: number;
+  /** The last endpoint it looked at, in key order: where the next batch starts after. */
+  readonly last: string | null;
+}
+
 /**
  * One of an endpoint's request slots (`perEndpointConcurrency` of them), all instances together: an attempt holds one while
  * its request is in flight, so that the endpoint never has more requests at once however many instances send.
@@ -209,4 +219,11 @@ export abstract class OutboxStore {
    * delivery refers to them; an event that keeps older deliveries remembers that one was DELIVERED.
    */
   abstract purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch>;
+
+  /**
+   * Deletes the slot rows of up to `limit` endpoints after `after` (in key order) none of whose slots was held at `before`:
+   * all of an endpoint's rows or none, so a take never finds a part of them. The next take of such an endpoint makes them
+   * again, its circuit looked at as by any take.
+   */
+  abstract purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots>;
 }
