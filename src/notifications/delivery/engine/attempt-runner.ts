@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
-import { GroupCommit } from '../../common/concurrency/group-commit';
 import type { PreferencesService, WebhookTarget } from '../../preferences/preferences.service';
 import { webhookKey } from '../../preferences/webhook-key';
 import type { DeliveryEvents } from '../delivery-events.service';
@@ -10,12 +9,13 @@ import type { WebhookSender } from '../http/webhook-sender';
 import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
 import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt-record';
+import { AttemptRecords } from './attempt-records';
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, hostOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
 import { isUnreachable } from './circuit-breaker';
 import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
-import type { AttemptRecord, ClaimedDelivery, EndpointProbe, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
+import type { ClaimedDelivery, EndpointProbe, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
@@ -27,21 +27,6 @@ export interface Job extends QueuedAttempt {
   readonly target: WebhookTarget;
 }
 
-/** A failed record is tried this many times at most, the first retry after this long, doubling. */
-const RECORD_TRIES = 4;
-const RECORD_RETRY_MS = 100;
-/**
- * Two record groups commit at once, so a record never waits for a slow commit ahead of it: one stalled commit would
- * otherwise add its whole stall to every record behind it, past the record budget its lease leaves room for.
- */
-const RECORD_CONCURRENCY = 2;
-/**
- * A record group waits this long for company when it starts: at low rates each attempt would otherwise pay a transaction
- * of its own, at 200 attempts/s about four share one. Records are off the path to the receiver (the
- * slot is freed when the answer arrives); this is well inside the record budget the lease leaves room for.
- */
-const RECORD_LINGER_MS = 20;
-
 /**
  * Runs the attempts of leased deliveries: admits them (queued behind their endpoint, skipped while its circuit is open,
  * cancelled when the webhook is off), starts queued attempts while there are free slots, sends each one signed (its
@@ -51,7 +36,7 @@ const RECORD_LINGER_MS = 20;
  */
 export class AttemptRunner {
   private readonly logger = new Logger('WebhookDelivery');
-  private readonly records: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+  private readonly records: AttemptRecords;
   private readonly slots: EndpointSlots;
   /** Endpoints waiting for a slot: the timer that lets their next attempt try again. */
   private readonly retries = new Map<EndpointKey, ClockTimer>();
@@ -69,11 +54,7 @@ export class AttemptRunner {
     private readonly work: EngineWork,
     private readonly tracing: DeliveryTracing,
   ) {
-    this.records = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), {
-      maxGroupSize: settings.batchSize,
-      concurrency: RECORD_CONCURRENCY,
-      linger: { ms: RECORD_LINGER_MS, wait: (ms) => new Promise<void>((resolve) => this.clock.setTimeout(resolve, ms)) },
-    });
+    this.records = new AttemptRecords(outbox, clock, events, settings.batchSize, { capacity, wakeUps });
     this.slots = new EndpointSlots(outbox, clock, settings, work, (endpoint) => queues.hasQueued(endpoint));
   }
 
@@ -218,7 +199,7 @@ export class AttemptRunner {
       }
       slot = null;
       if (probing && !answered) void this.work.track(this.probeEnded(probing, opened?.until ?? null));
-      const recorded = this.recordHeld(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
     } catch (error) {
@@ -316,56 +297,6 @@ export class AttemptRunner {
     );
   }
 
-  private async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
-    let stored: boolean;
-    try {
-      stored = await this.submitRecord(claim, record);
-    } catch (error) {
-      this.wakeUps.leaseGivenUp(claim.lockedUntil); // the delivery is attempted again when its lease ends, by any instance
-      throw error;
-    }
-    if (!stored) {
-      this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
-      return;
-    }
-    const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
-    const { result, status } = record;
-    const { outcome, durationMs, statusCode, error } = result;
-    this.events.emit('attemptRecorded', {
-      deliveryId,
-      eventId,
-      userId,
-      type,
-      attemptNumber: attemptCount + 1,
-      outcome,
-      durationMs,
-      statusCode,
-      status,
-      attemptedAt: record.startedAt,
-      error,
-      circuitOpenUntil: result.circuitOpenUntil ?? null,
-    });
-  }
-
-  /**
-   * Stores the attempt; a failed record (deadlock, lost connection) is retried {@link RECORD_TRIES} times in all, then
-   * given up (the delivery is attempted again once its lease expires). Also when its lease ends meanwhile: a record is
-   * stored only while the claim's lease token still holds, so a late retry is refused once another instance has taken
-   * the delivery, and stored (the attempt not sent again) while none has.
-   */
-  private async submitRecord(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
-    for (let retry = 0; ; retry++) {
-      try {
-        return await this.records.submit({ claim, record });
-      } catch (error) {
-        const wait = RECORD_RETRY_MS * 2 ** retry;
-        if (retry + 1 >= RECORD_TRIES) throw error;
-        this.logger.warn(`Delivery ${claim.id}: attempt not recorded (${(error as Error).message}); retrying in ${wait} ms`);
-        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait));
-      }
-    }
-  }
-
   /**
    * An attempt opened the endpoint's circuit: its queued attempts are skipped, and every instance is told (a failed probe
    * tells them through {@link probeEnded}), so that none sends there until a probe gets an answer.
@@ -458,23 +389,9 @@ export class AttemptRunner {
     if (claims.length === 0) return 0;
     const now = this.clock.now();
     const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
-    for (const claim of claims) void this.work.track(this.recordHeld(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
+    for (const claim of claims) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
     this.events.emit('deliveriesParked', { userId: circuit.userId, count: claims.length, until: circuit.until });
     return claims.length;
-  }
-
-  /**
-   * Records an attempt (made or skipped); its lease is held until the record commits, so it counts against the room from
-   * this call (synchronously, before any await) until then.
-   */
-  private async recordHeld(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
-    this.capacity.hold(1);
-    try {
-      await this.record(claim, record);
-    } finally {
-      this.capacity.letGo(1);
-      void this.wakeUps.wake('room');
-    }
   }
 
   /**

@@ -1,0 +1,116 @@
+import { Logger } from '@nestjs/common';
+import type { Clock } from '../../clock/clock';
+import { GroupCommit } from '../../common/concurrency/group-commit';
+import type { DeliveryEvents } from '../delivery-events.service';
+import type { InstanceCapacity } from './instance-capacity';
+import type { AttemptRecord, ClaimedDelivery, OutboxStore } from './outbox-store';
+import type { WakeUps } from './wake-ups';
+
+/** A failed record is tried this many times at most, the first retry after this long, doubling. */
+const RECORD_TRIES = 4;
+const RECORD_RETRY_MS = 100;
+/**
+ * Two record groups commit at once, so a record never waits for a slow commit ahead of it: one stalled commit would
+ * otherwise add its whole stall to every record behind it, past the record budget its lease leaves room for.
+ */
+const RECORD_CONCURRENCY = 2;
+/**
+ * A record group waits this long for company when it starts: at low rates each attempt would otherwise pay a transaction
+ * of its own, at 200 attempts/s about four share one. Records are off the path to the receiver (the
+ * slot is freed when the answer arrives); this is well inside the record budget the lease leaves room for.
+ */
+const RECORD_LINGER_MS = 20;
+
+/**
+ * The records of an instance's attempts (made, or skipped for an open circuit): group-committed, two groups at once,
+ * retried when a group fails, and told to the host (`attemptRecorded`) once stored. A record's lease counts against the
+ * instance's room until the record is done.
+ */
+export class AttemptRecords {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly groups: GroupCommit<{ claim: ClaimedDelivery; record: AttemptRecord }, boolean>;
+
+  constructor(
+    private readonly outbox: OutboxStore,
+    private readonly clock: Clock,
+    private readonly events: DeliveryEvents,
+    batchSize: number,
+    private readonly room: { readonly capacity: InstanceCapacity; readonly wakeUps: WakeUps },
+  ) {
+    this.groups = new GroupCommit((attempts) => this.outbox.recordAttempts(attempts), {
+      maxGroupSize: batchSize,
+      concurrency: RECORD_CONCURRENCY,
+      linger: { ms: RECORD_LINGER_MS, wait: (ms) => new Promise<void>((resolve) => this.clock.setTimeout(resolve, ms)) },
+    });
+  }
+
+  /** Resolves when the records submitted so far are committed (or given up). */
+  idle(): Promise<void> {
+    return this.groups.idle();
+  }
+
+  /**
+   * Records an attempt (made or skipped); its lease is held until the record commits, so it counts against the room from
+   * this call (synchronously, before any await) until then.
+   */
+  async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    this.room.capacity.hold(1);
+    try {
+      await this.store(claim, record);
+    } finally {
+      this.room.capacity.letGo(1);
+      void this.room.wakeUps.wake('room');
+    }
+  }
+
+  /** Stores the record (retried), then tells the host; a lease lost meanwhile is logged, not stored. */
+  private async store(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+    let stored: boolean;
+    try {
+      stored = await this.submit(claim, record);
+    } catch (error) {
+      this.room.wakeUps.leaseGivenUp(claim.lockedUntil); // the delivery is attempted again when its lease ends, by any instance
+      throw error;
+    }
+    if (!stored) {
+      this.logger.warn(`Delivery ${claim.id}: lease lost before the attempt was recorded`);
+      return;
+    }
+    const { id: deliveryId, eventId, userId, type, attemptCount } = claim;
+    const { result, status } = record;
+    const { outcome, durationMs, statusCode, error } = result;
+    this.events.emit('attemptRecorded', {
+      deliveryId,
+      eventId,
+      userId,
+      type,
+      attemptNumber: attemptCount + 1,
+      outcome,
+      durationMs,
+      statusCode,
+      status,
+      attemptedAt: record.startedAt,
+      error,
+      circuitOpenUntil: result.circuitOpenUntil ?? null,
+    });
+  }
+
+  /**
+   * Stores the attempt; a failed record (deadlock, lost connection) is retried {@link RECORD_TRIES} times in all, then
+   * given up (the delivery is attempted again once its lease expires). Also when its lease ends meanwhile: a record is
+   * stored only while the claim's lease token still holds, so a late retry is refused once another instance has taken
+   * the delivery, and stored (the attempt not sent again) while none has.
+   */
+  private async submit(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.groups.submit({ claim, record });
+      } catch (error) {
+        const wait = RECORD_RETRY_MS * 2 ** retry;
+        if (retry + 1 >= RECORD_TRIES) throw error;
+        this.logger.warn(`Delivery ${claim.id}: attempt not recorded (${(error as Error).message}); retrying in ${wait} ms`);
+        await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait));
+      }
+    }
+  }
+}
