@@ -560,40 +560,70 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
 });
 
 // Where statements of two instances interleave (SQLite runs one transaction at a time, the in-memory store one call).
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('slot purge meeting a take on $name', (kind) => {
-  it('keeps every row of an endpoint whose slot was taken between the purge picking it and deleting it', async () => {
-    const database = await kind.create();
-    const dataSource = await new DataSource(databaseOptions(database.config)).initialize();
-    try {
-      const store = new DeliveryOutboxRepository(dataSource);
-      const endpoint = '7 hooks.example.com:8443';
-      await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
-      let purge: Promise<unknown> | undefined;
-      await dataSource.transaction('READ COMMITTED', async (manager) => {
-        // A take in another instance: slot 0 held, not committed yet. The purge still sees it free, then waits for its row
-        // (a statement of it on the slots, seen running in the server, is waiting for this transaction's lock).
-        await manager.query('UPDATE webhook_endpoint_slots SET holder = ?, held_until = ? WHERE endpoint = ? AND slot = 0', [
-          randomUUID(),
-          NOW + 20_000,
-          endpoint,
-        ]);
-        purge = store.purgeFreeSlots(NOW, '', 10);
-        await until(async () => {
-          const [{ n }] = await dataSource.query<{ n: number | string }[]>(
-            "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND info LIKE '% webhook_endpoint_slots %' AND info NOT LIKE '%PROCESSLIST%'",
-          );
-          return Number(n) > 0;
-        });
-      });
-      expect(await purge).toEqual({ matched: 1, endpoints: 0, last: endpoint });
-      const rows = await dataSource.query<{ n: number | string }[]>('SELECT COUNT(*) AS n FROM webhook_endpoint_slots WHERE endpoint = ?', [
+describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('slot purges meeting other statements on $name', (kind) => {
+  const endpoint = '7 hooks.example.com:8443';
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let store: DeliveryOutboxRepository;
+
+  beforeEach(async () => {
+    database = await kind.create();
+    dataSource = await new DataSource(databaseOptions(database.config)).initialize();
+    store = new DeliveryOutboxRepository(dataSource);
+    await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
+  });
+  afterEach(async () => {
+    await dataSource.destroy();
+    await database.drop();
+  });
+
+  /**
+   * Runs `purges` while another instance's transaction has written slot 0 of the endpoint (`holder`, `heldUntil`) and
+   * not committed: each purge still sees the rows as they were, then waits for that row (a statement of it on the slots,
+   * seen running in the server); the transaction commits once all of them wait.
+   */
+  const whileSlot0Written = async <T>(slot0: { holder: string | null; heldUntil: number }, purges: () => Promise<T>[]): Promise<T[]> => {
+    let started: Promise<T>[] = [];
+    await dataSource.transaction('READ COMMITTED', async (manager) => {
+      await manager.query('UPDATE webhook_endpoint_slots SET holder = ?, held_until = ? WHERE endpoint = ? AND slot = 0', [
+        slot0.holder,
+        slot0.heldUntil,
         endpoint,
       ]);
-      expect(Number(rows[0].n)).toBe(4);
-    } finally {
-      await dataSource.destroy();
-      await database.drop();
-    }
+      started = purges();
+      await until(async () => {
+        const [{ n }] = await dataSource.query<{ n: number | string }[]>(
+          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND info LIKE '% webhook_endpoint_slots %' AND info NOT LIKE '%PROCESSLIST%'",
+        );
+        return Number(n) >= started.length;
+      });
+    });
+    return Promise.all(started);
+  };
+  const rows = async () =>
+    Number(
+      (
+        await dataSource.query<{ n: number | string }[]>('SELECT COUNT(*) AS n FROM webhook_endpoint_slots WHERE endpoint = ?', [endpoint])
+      )[0].n,
+    );
+
+  it('keeps every row of an endpoint whose slot was taken between the purge picking it and deleting it', async () => {
+    // A take in another instance: slot 0 held.
+    const [purged] = await whileSlot0Written({ holder: randomUUID(), heldUntil: NOW + 20_000 }, () => [store.purgeFreeSlots(NOW, '', 10)]);
+    expect(purged).toEqual({ matched: 1, endpoints: 0, last: endpoint });
+    expect(await rows()).toBe(4);
+  });
+
+  it('deletes and counts an endpoint once when two instances purge it at the same time', async () => {
+    // Slot 0 written free again (a release): both purges pick the endpoint, then one deletes it and the other finds it gone.
+    const other = new DeliveryOutboxRepository(dataSource);
+    const purged = await whileSlot0Written({ holder: null, heldUntil: 0 }, () => [
+      store.purgeFreeSlots(NOW, '', 10),
+      other.purgeFreeSlots(NOW, '', 10),
+    ]);
+    expect(purged.map((batch) => batch.matched)).toEqual([1, 1]);
+    expect(purged[0].endpoints + purged[1].endpoints).toBe(1);
+    expect(await rows()).toBe(0);
   });
 });
 

@@ -208,8 +208,9 @@ export async function openEndpointCircuit(manager: EntityManager, mysql: boolean
 /**
  * Deletes the slot rows of up to `limit` endpoints after `after` none of whose slots was held at `before`, in one short
  * transaction: a read picks them, a locking read of all their rows (MySQL/MariaDB; SQLite runs one transaction at a
- * time) keeps out those taken since, and one DELETE removes the rest. An endpoint's rows go all together or not at all:
- * a first take that finds some of them would hold slot 0 it made and another besides.
+ * time) keeps out those taken since (or purged since by another instance), and one DELETE removes the rest. An
+ * endpoint's rows go all together or not at all: a first take that finds some of them would hold slot 0 it made and
+ * another besides.
  */
 export async function purgeFreeEndpointSlots(
   manager: EntityManager,
@@ -224,14 +225,16 @@ export async function purgeFreeEndpointSlots(
   if (free.length === 0) return { matched: 0, endpoints: 0, last: null };
   const candidates = free.map((row) => row.endpoint);
   const placeholders = candidates.map(() => '?').join(', ');
-  const held = mysql
+  // Locked, as they are now: taken since the read, or already deleted by another instance's purge.
+  const locked = mysql
     ? await manager.query<{ endpoint: string; held_until: number | string }[]>(
         `SELECT endpoint, held_until FROM webhook_endpoint_slots WHERE endpoint IN (${placeholders}) FOR UPDATE`,
         candidates,
       )
-    : [];
-  const takenSince = new Set(held.filter((row) => Number(row.held_until) > before).map((row) => row.endpoint));
-  const purged = candidates.filter((endpoint) => !takenSince.has(endpoint));
+    : null;
+  const takenSince = new Set(locked?.filter((row) => Number(row.held_until) > before).map((row) => row.endpoint));
+  const present = locked && new Set(locked.map((row) => row.endpoint));
+  const purged = candidates.filter((endpoint) => !takenSince.has(endpoint) && (present?.has(endpoint) ?? true));
   if (purged.length > 0)
     await manager.query(`DELETE FROM webhook_endpoint_slots WHERE endpoint IN (${purged.map(() => '?').join(', ')})`, purged);
   return { matched: candidates.length, endpoints: purged.length, last: candidates[candidates.length - 1] };
