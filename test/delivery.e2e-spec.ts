@@ -143,7 +143,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
   });
 
   it('retries a failing receiver on the exact schedule and marks the delivery FAILED after 6 attempts', async () => {
-    await enable();
+    const secret = await enable();
     t.receiver.respondWith({ status: 500, body: 'upstream broke' });
     await t.publish(event()).expect(202);
     await t.waitForDelivery({ userId });
@@ -169,12 +169,53 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     expect(detail.body.attempts[0]).toMatchObject({ outcome: 'http_error', statusCode: 500, responseExcerpt: 'upstream broke' });
     const starts = detail.body.attempts.map((a: { startedAt: string }) => Date.parse(a.startedAt));
     expect(starts.slice(1).map((s: number, i: number) => s - starts[i])).toEqual([1, 5, 15, 60, 240].map((m) => m * MINUTE));
+    // Each attempt is stamped and signed when it is sent: a receiver that refuses stamps older than 5 minutes takes them all.
+    t.receiver.requests.forEach((request, i) => {
+      const timestamp = request.headers['x-service-timestamp'] as string;
+      expect(timestamp).toBe(String(Math.floor(starts[i] / 1000)));
+      const signature = request.headers['x-service-signature'] as string;
+      expect(
+        verifyWebhookSignature({ secret, timestamp, signature, rawBody: request.rawBody, toleranceSeconds: 300, now: starts[i] }),
+      ).toBe(true);
+    });
 
     await t
       .http()
       .get(`${DELIVERIES}/${delivery.id}`)
       .set('Authorization', t.bearer(userId + 1000))
       .expect(404);
+  });
+
+  it("sends a pending retry to the URL the user saved since, signed with the webhook's one secret through disable and re-enable", async () => {
+    const secret = await enable('RATE_SPIKE', `/old${userId}`);
+    const save = (body: object) =>
+      t
+        .http()
+        .put(SETTINGS)
+        .set('Authorization', t.bearer(userId))
+        .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', ...body })
+        .expect(200);
+    t.receiver.respondNext([{ status: 503 }]);
+    await t.publish(event()).expect(202);
+    await t.waitForDelivery({ userId });
+    const moved = await save({ enabled: true, webhookUrl: t.receiver.url(`/new${userId}`) });
+    expect(moved.body).not.toHaveProperty('webhookSecret');
+
+    t.advance(MINUTE);
+    await t.runScheduler();
+    await save({ enabled: false });
+    await save({ enabled: true, webhookUrl: t.receiver.url(`/new${userId}`) });
+    await t.publish(event()).expect(202);
+    const requests = await t.waitForDelivery({ userId, count: 3 });
+
+    expect(requests.map((request) => request.path)).toEqual([`/old${userId}`, `/new${userId}`, `/new${userId}`]);
+    for (const request of requests) {
+      const timestamp = request.headers['x-service-timestamp'] as string;
+      const signature = request.headers['x-service-signature'] as string;
+      expect(
+        verifyWebhookSignature({ secret, timestamp, signature, rawBody: request.rawBody, toleranceSeconds: 300, now: t.clock.now() }),
+      ).toBe(true);
+    }
   });
 
   it('cancels a due retry without a request once the user disabled the webhook', async () => {

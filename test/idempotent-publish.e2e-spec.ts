@@ -62,6 +62,21 @@ describe.each(TEST_DATABASE_KINDS)('idempotent publish on $name', (kind) => {
     expect(await storedKeys()).toBe(1);
   });
 
+  it("answers a retry that carries another traceparent from the key: the trace is not content, and the first call's stays", async () => {
+    const traceparent = (spanId: string) => `00-4bf92f3577b34da6a3ce929d0e0e4736-${spanId}-01`;
+    const first = await post(event()).set('traceparent', traceparent('00f067aa0ba902b7')).expect(202);
+    const [hook] = await t.waitForDelivery({ userId });
+
+    const retry = await post(event()).set('traceparent', traceparent('b7ad6b7169203331')).expect(202);
+    expect(retry.body).toEqual({ ...first.body, replayed: true });
+    await t.runScheduler();
+    await t.settle();
+    expect(t.receiver.requests).toHaveLength(1);
+    const stored = await t.dataSource.getRepository(WebhookEvent).findOneByOrFail({ id: first.body.eventIds[0] });
+    expect(stored.traceparent).toBe(traceparent('00f067aa0ba902b7'));
+    expect(hook.headers.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+  });
+
   it('answers 409 to the same key with other events, naming the header, and stores nothing', async () => {
     const first = await post(event('a')).expect(202);
     const conflict = await post(event('a changed')).expect(409);

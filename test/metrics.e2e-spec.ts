@@ -6,6 +6,7 @@ import { register as globalRegister, Registry } from 'prom-client';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS, NotificationsMetrics, NotificationsModule } from '../src';
 import { databaseOptions } from '../src/database/database-options';
 import { parsePrometheusText } from './support/prometheus-text';
+import { startTestApp } from './support/test-app';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 import { SETTINGS } from './support/settings-api';
@@ -67,6 +68,16 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
     const samples = parsePrometheusText(response.text);
     for (const outcome of ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error']) {
       expect(samples.get(`webhook_attempts_total{outcome="${outcome}"}`)).toBeGreaterThanOrEqual(0);
+    }
+  });
+
+  it('serves the metrics to anyone when no metrics token is configured', async () => {
+    const open = await startTestApp(kind);
+    try {
+      const response = await open.http().get('/metrics').expect(200);
+      expect(response.text).toContain('# TYPE webhook_attempts_total counter');
+    } finally {
+      await open.close();
     }
   });
 

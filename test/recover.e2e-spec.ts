@@ -1,4 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { EventType } from '../src/notifications/catalog/event-catalog';
+import { RECOVER_LIMIT } from '../src/notifications/delivery/engine/recovery-pacer';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
+import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { RETRY_DELAYS_MS } from '../src/notifications/delivery/retry-policy';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
@@ -134,5 +138,38 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     expect(limited.headers['retry-after']).toBeDefined();
     t.advance(MINUTE);
     await recover({ since }).expect(202);
+  });
+});
+
+describe.each(TEST_DATABASE_KINDS)('a recovery larger than one call on $name', (kind) => {
+  let t: TestAppWithKit;
+  beforeAll(async () => {
+    t = await startTestAppWithKit(kind);
+  });
+  afterAll(() => t.close());
+
+  it(`queues at most ${RECOVER_LIMIT} per call and says there is more; the next call queues the rest`, async () => {
+    const userId = 77;
+    const failedAt = t.clock.now() - MINUTE;
+    const ids = Array.from({ length: RECOVER_LIMIT + 1 }, () => randomUUID());
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const common = { userId, type: EventType.RATE_SPIKE, createdAt: failedAt - MINUTE };
+      await t.dataSource.getRepository(WebhookEvent).insert(chunk.map((id) => ({ id, body: '{}', ...common })));
+      await t.dataSource
+        .getRepository(WebhookDelivery)
+        .insert(chunk.map((eventId) => ({ eventId, status: DeliveryStatus.FAILED, attemptCount: 6, updatedAt: failedAt, ...common })));
+    }
+    const recover = () =>
+      t
+        .http()
+        .post(RECOVER)
+        .set('Authorization', t.bearer(userId))
+        .send({ since: new Date(failedAt - MINUTE).toISOString() })
+        .expect(202);
+
+    expect((await recover()).body).toEqual({ queued: RECOVER_LIMIT, more: true });
+    expect((await recover()).body).toEqual({ queued: 1, more: false });
+    expect(await t.dataSource.getRepository(WebhookDelivery).countBy({ userId, status: DeliveryStatus.PENDING })).toBe(RECOVER_LIMIT + 1);
   });
 });

@@ -72,6 +72,29 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     }
   });
 
+  it('lists only the deliveries of the type and status asked for, newest first', async () => {
+    const userId = ++user;
+    await t.enableWebhook(userId, 'RATE_SPIKE', '/spikes');
+    await t.enableWebhook(userId, 'LOAN_EXECUTED', '/loans');
+    t.receiver.respondWith({ status: 500 }, { path: '/loans' });
+    const [spike] = await publish(userId, 'RATE_SPIKE', 1);
+    const [loan] = await publish(userId, 'LOAN_EXECUTED', 1);
+    await t.waitForDelivery({ count: 2 });
+    await t.settle();
+    const list = async (query: string) =>
+      (await t.http().get(`${SETTINGS}/webhook-deliveries?${query}`).set('Authorization', t.bearer(userId)).expect(200)).body.data.map(
+        (delivery: { eventId: string; status: string }) => [delivery.eventId, delivery.status],
+      );
+
+    expect(await list('')).toEqual([
+      [loan, 'PENDING'],
+      [spike, 'DELIVERED'],
+    ]);
+    expect(await list('type=RATE_SPIKE')).toEqual([[spike, 'DELIVERED']]);
+    expect(await list('status=PENDING')).toEqual([[loan, 'PENDING']]);
+    expect(await list('type=LOAN_EXECUTED&status=DELIVERED')).toEqual([]);
+  });
+
   it('keeps a failed test send out of retries, the delivery log and auto-disable (which is on, after 1 failure)', async () => {
     const userId = ++user;
     await t.enableWebhook(userId, 'IDLE_CASH', '/failing');

@@ -140,6 +140,8 @@ describe('loadAppConfig', () => {
       ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
       ['JWT_ALLOW_TOKENS_WITHOUT_EXPIRY', 'yes', 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false'],
       ['PROCESS_ROLE', 'scheduler', 'PROCESS_ROLE must be one of api, worker, all'],
+      ['INTERNAL_API_TOKEN', 'x'.repeat(31), 'INTERNAL_API_TOKEN'],
+      ['METRICS_TOKEN', 'x'.repeat(31), 'METRICS_TOKEN'],
       [
         'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION',
         'yes',

@@ -126,6 +126,22 @@ describe('EndpointQueues', () => {
     expect(startAll(queues, T + 3000)).toHaveLength(2);
   });
 
+  it('doubles the cool-down after each failed probe up to 16 times the configured one, then keeps it there', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    queues.push(attempt(1));
+    const [first] = startAll(queues);
+    let now = T;
+    const coolDowns: number[] = [];
+    for (let until = queues.finished(first, 'timeout', now)!.until; coolDowns.length < 6;) {
+      coolDowns.push(until - now);
+      now = until;
+      queues.push(attempt(1));
+      const [probe] = startAll(queues, now);
+      until = queues.finished(probe, 'timeout', now)!.until;
+    }
+    expect(coolDowns).toEqual([1000, 2000, 4000, 8000, 16_000, 16_000]);
+  });
+
   it('never opens the circuit with failuresToOpen 0, and never for answers or blocked addresses', () => {
     const never = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 0, coolDownMs: 1000 } });
     const sometimes = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
