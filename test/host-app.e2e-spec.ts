@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable, Module } from '@nestjs/common';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import { Catch, Injectable, Module } from '@nestjs/common';
+import type { ArgumentsHost, ExceptionFilter, INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -62,6 +62,14 @@ class LoanDesk {
 @Module({ providers: [LoanDesk] })
 class LoanDeskModule {}
 
+/** The host's own global filter for every error, in a shape of its own: the module's routes keep theirs. */
+@Catch()
+class HostCatchAll implements ExceptionFilter {
+  catch(_exception: unknown, host: ArgumentsHost): void {
+    host.switchToHttp().getResponse().status(418).json({ hostError: true });
+  }
+}
+
 interface LogLine {
   readonly level: string;
   readonly message: unknown;
@@ -117,6 +125,7 @@ async function bootHostApp(kind: TestDatabaseKind, options: { deliveryLogs?: boo
     ],
   }).compile();
   const app = moduleRef.createNestApplication({ logger });
+  app.useGlobalFilters(new HostCatchAll());
   await app.init();
   const kit = attachNotificationsTestKit(app, { receiver, clock });
   return {
@@ -151,8 +160,25 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
       .expect(200);
     expect(enabled.body.webhookSecret).toMatch(/^whsec_/);
 
+    // The host's global filter answers its own errors; the module's routes keep the module's error shape.
+    expect((await request(app.getHttpServer()).get('/host/unknown').expect(418)).body).toEqual({ hostError: true });
     const refused = await request(app.getHttpServer()).get('/api/v1/settings/notifications').expect(401);
     expect(refused.body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'Authentication is required' });
+    const invalid = await request(app.getHttpServer())
+      .put('/api/v1/settings/notifications')
+      .set('x-host-user', '42')
+      .send({ type: 'KILL_SWITCH_ACTIVATED', channel: 'WEBHOOK', enabled: true, webhookUrl: 'http://hooks.example.com/k' })
+      .expect(400);
+    expect(invalid.body).toMatchObject({
+      statusCode: 400,
+      error: 'Bad Request',
+      errors: [expect.objectContaining({ field: 'webhookUrl' })],
+    });
+    const missing = await request(app.getHttpServer())
+      .get('/api/v1/settings/notifications/webhook-deliveries/999')
+      .set('x-host-user', '42');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ statusCode: 404, error: 'Not Found' });
     const listed = await request(app.getHttpServer()).get('/api/v1/settings/notifications').set('x-host-user', '42').expect(200);
     expect(listed.body).toEqual([expect.objectContaining({ type: 'KILL_SWITCH_ACTIVATED', hasWebhookSecret: true })]);
   });

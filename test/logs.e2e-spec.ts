@@ -144,6 +144,25 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
     },
   );
 
+  it('logs each health change of a webhook under WebhookHealth, once, with ids, states and counts but never its URL', async () => {
+    const userId = 8;
+    const path = `/hooks/token-in-the-path-${userId}`;
+    await t.enableWebhook(userId, 'LOAN_EXECUTED', path);
+    t.receiver.respondWith({ status: 503 });
+    for (let i = 0; i < 4; i++) {
+      await t.publish({ userId, type: 'LOAN_EXECUTED', severity: 'INFO', title: 'Loan', body: 'USD' }).expect(202);
+      await t.waitForDelivery({ userId, count: i + 1 });
+      await t.settle();
+    }
+    t.receiver.respondWith({ status: 204 });
+
+    const health = capture.records().filter((record) => record.context === 'WebhookHealth');
+    expect(health.map((record) => record.msg)).toEqual([
+      `Webhook LOAN_EXECUTED of user ${userId}: became_failing (HEALTHY → FAILING); 3 failed attempts in a row, last status 503`,
+    ]);
+    expect(capture.raw()).not.toContain('token-in-the-path');
+  });
+
   it('redacts credentials a client puts in the wrong place: query parameters, X-Api-Key, cookies', async () => {
     const secrets = ['query-token-0123456789', 'query-access-token-0123456789', 'api-key-header-0123456789', 'cookie-0123456789'];
     capture.clear();

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
@@ -99,9 +99,21 @@ describe.each(TEST_DATABASE_KINDS)("publish inside the host's transaction on $na
   });
 
   it('refuses a manager outside any transaction, naming what to pass', async () => {
-    await expect(t.publisher.publish(event(), { manager: t.dataSource.manager })).rejects.toThrow(
-      'publish({ manager }): the manager is not inside a transaction',
-    );
+    const refused = t.publisher.publish(event(), { manager: t.dataSource.manager });
+    await expect(refused).rejects.toBeInstanceOf(TypeError);
+    await expect(refused).rejects.toThrow('publish({ manager }): the manager is not inside a transaction');
+    expect(await storedFor()).toEqual({ events: 0, deliveries: [] });
+  });
+
+  it("refuses the transaction's manager of another DataSource than the module's, and stores nothing", async () => {
+    const other = await new DataSource({ type: 'better-sqlite3', database: ':memory:' }).initialize();
+    try {
+      const refused = other.transaction((manager) => t.publisher.publish(event(), { manager }));
+      await expect(refused).rejects.toBeInstanceOf(TypeError);
+      await expect(refused).rejects.toThrow("publish({ manager }): the manager belongs to another DataSource than NotificationsModule's");
+    } finally {
+      await other.destroy();
+    }
     expect(await storedFor()).toEqual({ events: 0, deliveries: [] });
   });
 });

@@ -159,6 +159,8 @@ export class WebhookPublisher {
       const event = validated(input, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
+    // Refused before anything is read through it: another DataSource's manager would read (and write) another database.
+    if (options.manager) this.afterCommit.transactionOf(options.manager);
     if (valid.length === 0) return { eventIds: [], queuedDeliveries: 0 };
     const manager = options.manager ?? this.afterCommit.enclosingTransaction();
     return this.tracing.publish(options.trace, { eventTypes: valid.map(({ event }) => event.type) }, (trace) =>
