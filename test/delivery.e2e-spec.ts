@@ -282,6 +282,7 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
     expect(result.body).toMatchObject({ success: true, outcome: 'success', statusCode: 200, error: null, responseExcerpt: 'ok' });
     const [request] = t.receiver.requests;
     expect(JSON.parse(request.rawBody.toString()).payload).toEqual({ test: true });
+    expect(request.headers['x-service-event-id']).toMatch(/^test_/);
     expect(request.isSignedWith(secret, { toleranceSeconds: 300, now: t.clock.now() })).toBe(true);
     await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'RATE_DROP' }).expect(400);
   });

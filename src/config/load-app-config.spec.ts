@@ -17,6 +17,11 @@ describe('loadAppConfig', () => {
     const first = loadAppConfig(env);
     expect(first).toMatchObject({ port: 3000, nodeEnv: 'development', database: { type: 'sqlite', path: env.DB_PATH } });
     expect(first.notifications.encryptionKeys[0].key).toHaveLength(32);
+    expect(first.notifications.rateLimits).toEqual({
+      settings: { limit: 120, ttlMs: 60_000 },
+      testSend: { limit: 5, ttlMs: 60_000 },
+      redeliver: { limit: 10, ttlMs: 60_000 },
+    });
     expect(readFileSync(join(dir, 'jwt-secret.dev'), 'utf8')).toBe(first.notifications.jwtSecret);
     expect(loadAppConfig(env)).toEqual(first);
   });
@@ -65,8 +70,10 @@ describe('loadAppConfig', () => {
       JWT_SECRET: 'j'.repeat(32),
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
       JWT_MAX_LIFETIME_SECONDS: '3600',
+      SERVICE_SITE: 'https://lend.example.org',
     });
     expect(config.port).toBe(8080);
+    expect(config.notifications.serviceSite).toBe('https://lend.example.org');
     expect(config.notifications.maxTokenLifetimeSeconds).toBe(3600);
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.notifications.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);

@@ -25,6 +25,12 @@ describe('deliverySettings', () => {
     });
   });
 
+  it("names the service's public site (SERVICE_SITE) in the User-Agent of every request", () => {
+    expect(deliverySettings({ ...options(), serviceSite: 'https://lend.example.org' }).userAgent).toBe(
+      `Service/${SERVICE_VERSION} (+https://lend.example.org)`,
+    );
+  });
+
   it('refuses a lease that leaves no room for the deadline, the record and the clock skew, naming both options', () => {
     expect(() => deliverySettings(options({ leaseMs: 12_000, timeoutMs: 5_000 }))).toThrow(
       'delivery.leaseMs (12000) must exceed delivery.timeoutMs (5000) by more than 7000 ms (record budget and tolerated clock skew)',
