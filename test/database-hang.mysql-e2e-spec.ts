@@ -82,6 +82,28 @@ describe('a MariaDB that hangs', () => {
     await vi.waitFor(async () => expect(await storedDeliveries()).toBe(3), { timeout: 10_000, interval: 100 });
   });
 
+  it('answers two calls with one key 503 while the database hangs; once it answers, a retry gets the result, stored once', async () => {
+    await boot({ connectTimeoutMs: 30_000, queryTimeoutMs: 30_000 });
+    await t
+      .http()
+      .put('/api/v1/settings/notifications')
+      .set('Authorization', t.bearer(7))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
+      .expect(200);
+    const keyed = () => publish('once').set('Idempotency-Key', 'loan-1-executed');
+
+    proxy.pause();
+    const during = await Promise.all([keyed(), keyed()]);
+    expect(during.map((answer) => answer.status)).toEqual([503, 503]);
+
+    await proxy.resume();
+    // The first call was only late: it commits once the database answers; the second waited for its key, and stores nothing.
+    await vi.waitFor(async () => expect(await storedDeliveries()).toBe(1), { timeout: 10_000, interval: 100 });
+    const retry = await keyed().expect(202);
+    expect(retry.body).toEqual({ eventIds: [expect.any(String)], queuedDeliveries: 1, replayed: true });
+    expect(await storedDeliveries()).toBe(1);
+  });
+
   it('fails a query at its timeout and closes that connection, so the pool does not keep a connection the server never answers', async () => {
     await boot({ queryTimeoutMs: QUERY_TIMEOUT_MS });
     const dataSource = t.app.get(DataSource);
