@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The library as a host app installs it: the tarball packed from its generated manifest (`npm run build:library` stages it
 # in dist-library/), with its dependencies and required peers only (no optional peers), then every entry require()d on the
-# local Node and on each supported Node line (22 and 24, from the npm registry's `node` package). Fails if an entry needs a
+# local Node and on each supported Node line (22 and 24, from the npm registry's `node` package), and import()ed as ES modules;
+# every entry's types checked under TypeScript's four moduleResolution settings. Fails if an entry needs a
 # package the host was not given, or loads an optional peer. Then its footprint: what it adds to a Nest app that already has
 # the framework packages, at most MAX_ADDED_PACKAGES packages and MAX_ADDED_MB MB, none with an install script (no native build).
 # With TEST_MYSQL_URL, it also boots the module on MariaDB in that host (with mysql2 and @nestjs/platform-express added).
@@ -46,6 +47,12 @@ mkdir "$work/footprint"
   [ -z "$native" ] || { echo "package check: packages with an install script (a native build?) added to the host: $native" >&2; exit 1; }
   [ "$count" -le "$MAX_ADDED_PACKAGES" ] || { echo "package check: the library adds more than $MAX_ADDED_PACKAGES packages:" $added >&2; exit 1; }
   [ "$kb" -le $((MAX_ADDED_MB * 1024)) ] || { echo "package check: the library adds more than $MAX_ADDED_MB MB" >&2; exit 1; }
+  # Every entry's types, as a TypeScript host imports them under each moduleResolution the README names.
+  cp "$repo"/.ci/types-check/* .
+  for resolution in node10 node16 nodenext bundler; do
+    "$repo/node_modules/.bin/tsc" -p "tsconfig.$resolution.json"
+  done
+  echo "package check: every entry's types resolve under moduleResolution node10, node16, nodenext and bundler"
 )
 
 cd "$work"
@@ -54,12 +61,13 @@ started=$(date +%s)
 npm install --omit=dev --no-audit --no-fund --loglevel=error "./$tarball" >/dev/null
 echo "package check: installed the tarball in $(($(date +%s) - started)) s: $(npm ls --all --omit=dev --parseable | tail -n +2 | sort -u | wc -l) packages, $(du -sm node_modules | cut -f1) MB"
 # A copy in the host's folder: from the repository, require() would resolve the package to itself (self-reference).
-cp "$repo/.ci/require-package.cjs" "$repo/.ci/boot-package.cjs" .
+cp "$repo/.ci/require-package.cjs" "$repo/.ci/import-package.mjs" "$repo/.ci/boot-package.cjs" .
 on_each_node() {
   node "$1"
   for line in 22 24; do npx --yes --loglevel=error -p "node@$line" node "$1"; done
 }
 on_each_node require-package.cjs
+on_each_node import-package.mjs
 # Then the module at work without @nestjs/swagger: the host adds its driver and HTTP platform, and boots it on MariaDB.
 if [ -n "${TEST_MYSQL_URL:-}" ]; then
   npm install --omit=dev --no-audit --no-fund --loglevel=error "mysql2@$(library_range mysql2)" \
