@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createConnection } from 'mysql2/promise';
 import { jsonLogLines, runServiceUntilExit, startServiceProcess } from './support/service-process';
 
 const SERVER_URL = process.env.TEST_MYSQL_URL!;
+const SERVICE_SOURCE = resolve(__dirname, '..', 'src', 'main.ts');
 const SERVER = `${new URL(SERVER_URL).hostname}:${new URL(SERVER_URL).port || '3306'}`;
 const PRODUCTION = {
   NODE_ENV: 'production',
@@ -57,6 +58,47 @@ describe('first run on MySQL/MariaDB', () => {
         msg: `Cannot connect to MySQL/MariaDB at ${new URL(SERVER_URL).hostname}:1 (connection refused): start the server, or fix the host and port in DATABASE_URL`,
       }),
     ]);
+  });
+
+  it('reads its configuration from a .env file in the directory it starts in', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'nw-dotenv-'));
+    try {
+      writeFileSync(join(cwd, '.env'), `DB_TYPE=mysql\nDATABASE_URL=${databaseUrl('test', 1)}\n`);
+      const fromSource = {
+        cwd,
+        command: process.execPath,
+        args: ['-r', require.resolve('ts-node/register/transpile-only'), SERVICE_SOURCE],
+      };
+      const run = await runServiceUntilExit(PRODUCTION, fromSource);
+
+      expect(run.code).toBe(1);
+      expect(jsonLogLines(run.stdout)).toEqual([
+        expect.objectContaining({
+          context: 'Database',
+          msg: expect.stringContaining(`${new URL(SERVER_URL).hostname}:1 (connection refused)`),
+        }),
+      ]);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it('a user the server refuses stops the start at once with one JSON line that names the user and what to fix', async () => {
+    const url = new URL(databaseUrl('test'));
+    url.username = 'nobody_here';
+    url.password = 'wrong-password';
+    const run = await runServiceUntilExit({ ...PRODUCTION, DB_TYPE: 'mysql', DATABASE_URL: url.toString() });
+
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('');
+    expect(jsonLogLines(run.stdout)).toEqual([
+      expect.objectContaining({
+        level: 60,
+        context: 'Database',
+        msg: `MySQL/MariaDB at ${SERVER} refused user "nobody_here" (access denied): fix the user and password in DATABASE_URL`,
+      }),
+    ]);
+    expect(run.stdout).not.toContain('wrong-password');
   });
 
   it('in production a missing database stops the start with one line naming it and how to create it, and is not created', async () => {
