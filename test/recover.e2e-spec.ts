@@ -114,6 +114,25 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     expect(new Set(t.receiver.requests.map((r) => r.eventId)).size).toBe(150);
   });
 
+  it('paces all recover calls of a process together: two users recovering at once share the 100 a second', async () => {
+    const other = userId + 1000;
+    await t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
+    await t.enableWebhook(other, 'RATE_SPIKE', `/u${other}`);
+    const since = new Date(t.clock.now()).toISOString();
+    await failAll([
+      ...Array.from({ length: 60 }, (_, i) => event('RATE_SPIKE', `a ${i}`)),
+      ...Array.from({ length: 60 }, (_, i) => event('RATE_SPIKE', `b ${i}`, other)),
+    ]);
+
+    expect((await recover({ since }).expect(202)).body).toEqual({ queued: 60, more: false });
+    expect((await recover({ since }, other).expect(202)).body).toEqual({ queued: 60, more: false });
+    const dueNow = async () =>
+      [...(await pendingOf(userId)), ...(await pendingOf(other))].filter((d) => d.nextAttemptAt! <= t.clock.now()).length;
+    expect(await dueNow()).toBe(100);
+    t.advance(1_000);
+    expect(await dueNow()).toBe(120);
+  });
+
   it.each([
     [{}, 'since', 'must be an ISO-8601 instant'],
     [{ since: 'yesterday' }, 'since', 'must be an ISO-8601 instant'],
