@@ -39,6 +39,8 @@ export interface StoreWorld {
     stored: readonly boolean[] | null,
   ): void;
   noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void;
+  /** These leases were handed back: their deliveries are claimable from now. */
+  noteReleased(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
 }
 
@@ -190,7 +192,11 @@ export class InstanceStore extends OutboxStore {
   release(claims: readonly ClaimedDelivery[]): Promise<void> {
     return this.call(
       true,
-      () => this.world.store.release(claims),
+      () => {
+        const released = this.world.store.release(claims); // applied at once, as every call of the in-memory store
+        this.world.noteReleased(claims);
+        return released;
+      },
       undefined,
       () => this.world.noteLeasesGivenUp(claims),
     );

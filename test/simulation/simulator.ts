@@ -887,6 +887,13 @@ class World implements StoreWorld {
    * A release, cancel or record of these leases failed: the engine no longer counts them (it claims them again once they
    * end), though the store still holds them leased until then, so they are not in its memory bound.
    */
+  noteReleased(claims: readonly ClaimedDelivery[]): void {
+    for (const claim of claims) {
+      const track = this.tracks.get(claim.id);
+      if (track) track.releasedAt = this.time.now;
+    }
+  }
+
   noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void {
     for (const claim of claims) this.leasesGivenUp.add(`${claim.lockToken}#${claim.id}`);
   }
@@ -980,7 +987,8 @@ class World implements StoreWorld {
       const free = row.lockedUntil === null || row.lockedUntil < now;
       const leaseEnded = row.lockedUntil !== null && now > Math.max(row.lockedUntil, track.visibleAt);
       const parkedEnded = row.waitingReason !== null && row.nextAttemptAt !== null && now >= Math.max(row.nextAttemptAt, track.visibleAt);
-      const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt);
+      // A released lease makes the row claimable only then: a claim made before it could not have taken it.
+      const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt, track.releasedAt ?? 0);
       // Measured from when an instance that looks for it had room for it: what waited for room (a user's share, attempts
       // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
       if (free && (leaseEnded || parkedEnded) && roomFor(row, track, since)) track.roomSince ??= now;

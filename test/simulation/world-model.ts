@@ -96,6 +96,8 @@ export interface DeliveryTrack {
   parked: boolean;
   /** Since when (global time) it has been claimable, an expired lease or due after parking, while some instance had room for it. */
   roomSince: number | null;
+  /** When an instance last handed its lease back (a release): claimable from then, by an instance that looks for it after. */
+  releasedAt?: number;
 }
 
 export interface Instance {
