@@ -93,6 +93,18 @@ describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $na
     expect(await list('type=RATE_SPIKE')).toEqual([[spike, 'DELIVERED']]);
     expect(await list('status=PENDING')).toEqual([[loan, 'PENDING']]);
     expect(await list('type=LOAN_EXECUTED&status=DELIVERED')).toEqual([]);
+
+    // The user turns the failing webhook off: its retry ends CANCELLED, and nothing is left for later tests to send.
+    await t
+      .http()
+      .put(SETTINGS)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: false })
+      .expect(200);
+    t.advance(60_000);
+    await t.runScheduler();
+    expect(await list('status=CANCELLED')).toEqual([[loan, 'CANCELLED']]);
+    expect(await list('status=PENDING')).toEqual([]);
   });
 
   it('keeps a failed test send out of retries, the delivery log and auto-disable (which is on, after 1 failure)', async () => {
