@@ -1,5 +1,7 @@
 import type { DestinationStream } from 'pino';
 import { LogLevel } from '../src/config/environment-variables';
+import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
+import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 import { DELIVERIES, SETTINGS } from './support/settings-api';
@@ -161,6 +163,27 @@ describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
       `Webhook LOAN_EXECUTED of user ${userId}: became_failing (HEALTHY → FAILING); 3 failed attempts in a row, last status 503`,
     ]);
     expect(capture.raw()).not.toContain('token-in-the-path');
+  });
+
+  it('logs claims that fail while the database is away once, as a warning, and once when they work again', async () => {
+    const engine = t.app.get(OutboxEngine);
+    const claims = vi.spyOn(t.app.get(DeliveryOutboxRepository), 'claimDue').mockRejectedValue(new Error('connection lost'));
+    const from = capture.records().length;
+    for (let i = 0; i < 3; i++) {
+      await expect(engine.drain()).rejects.toThrow('connection lost');
+      t.advance(1_000);
+    }
+    claims.mockRestore();
+    await engine.drain();
+
+    const lines = capture
+      .records()
+      .slice(from)
+      .filter((record) => record.context === 'WebhookDelivery' && record.level >= 30);
+    expect(lines.map((record) => [record.level, record.msg])).toEqual([
+      [40, 'Due deliveries could not be claimed (connection lost); trying again every 1 s until the database answers'],
+      [30, 'Due deliveries are claimed again (claims failed for 3 s)'],
+    ]);
   });
 
   it('redacts credentials a client puts in the wrong place: query parameters, X-Api-Key, cookies', async () => {

@@ -40,6 +40,8 @@ export class WakeUps {
   private leaseTimer: { at: number; timer: ClockTimer } | null = null;
   /** After a claim or a look for due work failed: claims again shortly, whatever woke the engine then is not repeated. */
   private retryTimer: ClockTimer | null = null;
+  /** Since when claims fail (the database is away): the first failure is logged, then none until one succeeds again. */
+  private claimsFailingSince: number | null = null;
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -61,7 +63,7 @@ export class WakeUps {
     // is no room for a batch) is not dropped: it leaves a backlog, drained when that drain ends or room frees.
     if (reason === 'backlog' || (reason === 'poll' && (this.draining !== null || !this.capacity.fitsBatch()))) this.backlog = true;
     if (this.work.stopping || this.draining !== null || !this.capacity.fitsBatch()) return Promise.resolve();
-    if (reason === 'poll') return this.drainIfDue();
+    if (reason === 'poll') return this.drainIfDue().catch(() => undefined); // logged, and retried, by retryClaimIfFailed
     if (this.backlog) {
       this.backlog = false;
       this.drain().catch(() => undefined);
@@ -81,10 +83,14 @@ export class WakeUps {
    */
   drain(): Promise<number> {
     if (!this.work.delivers) return Promise.resolve(0);
-    this.draining ??= this.work.track(this.retryClaimIfFailed(this.claimWhileRoom())).finally(() => {
-      this.draining = null;
-      void this.wake('room');
-    });
+    if (this.draining === null) {
+      const drained = this.retryClaimIfFailed(this.claimWhileRoom());
+      void this.work.track(drained.catch(() => undefined)); // a failed claim is logged once per outage (retryClaimIfFailed)
+      this.draining = drained.finally(() => {
+        this.draining = null;
+        void this.wake('room');
+      });
+    }
     return this.draining;
   }
 
@@ -186,12 +192,26 @@ export class WakeUps {
    * A claim (or a look for due work) that fails leaves work the engine knew of or was woken for (a backlog, a user
    * claimed for again as their attempts end, an expired lease, recoveries coming due) unclaimed: what woke it will not
    * come again, so nothing would claim it before the next minute tick. Claims again {@link CLAIM_RETRY_MS} later
-   * (again after each failure while the database is away). The failure is passed on.
+   * (again after each failure while the database is away). The failure is passed on, and logged once per outage: a
+   * warning at the first, a line when claims work again.
    */
   private async retryClaimIfFailed<T>(claim: Promise<T>): Promise<T> {
     try {
-      return await claim;
+      const claimed = await claim;
+      if (this.claimsFailingSince !== null) {
+        this.logger.log(
+          `Due deliveries are claimed again (claims failed for ${Math.round((this.clock.now() - this.claimsFailingSince) / 1000)} s)`,
+        );
+        this.claimsFailingSince = null;
+      }
+      return claimed;
     } catch (error) {
+      if (this.claimsFailingSince === null) {
+        this.claimsFailingSince = this.clock.now();
+        this.logger.warn(
+          `Due deliveries could not be claimed (${(error as Error).message}); trying again every ${CLAIM_RETRY_MS / 1000} s until the database answers`,
+        );
+      }
       if (!this.work.stopping && this.retryTimer === null)
         this.retryTimer = this.clock.setTimeout(() => {
           this.retryTimer = null;
