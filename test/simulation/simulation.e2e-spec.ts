@@ -33,6 +33,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 2430,
     found: 'prompt-pickup (the invariant): an instance that claimed before a release counted as looking for the released delivery',
   },
+  {
+    seed: 4360,
+    found: "prompt-pickup (the invariant): the recovering process counted as watching another instance's lease of its recovery",
+  },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

@@ -951,7 +951,8 @@ class World implements StoreWorld {
       (heldOfUser.get(`${instance.name} ${userId}`) ?? 0) < instance.settings.perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT;
     // Only an instance that looks for the row can claim it within seconds (docs/architecture.md, process roles): a
     // `worker` (it polls every second); the holder of an expired lease (it claims what it gave up when its lease ends);
-    // the instance that recovered a parked delivery (it polls every second until the last of its recoveries is due); an
+    // the instance that recovered a parked delivery, until another claims it (it polls every second until the last of its
+    // recoveries is due; an expired or released lease of another instance is that one's to watch, seed 4360); an
     // `all` process whose lease timer watches the lease (its latest read of the running leases saw it running) or that
     // claimed since the row became claimable (its drain goes on until nothing is left behind). Any other `all` process
     // learns of it at its next scheduler run, up to a minute later, by design: e.g. a lease committed after its last
@@ -963,7 +964,7 @@ class World implements StoreWorld {
       (row.lockedBy !== null &&
         (this.tokenOwner.get(row.lockedBy) === instance ||
           (instance.leasesSeen.has(row.lockedBy) && instance.leasesReadAt <= row.lockedUntil! - this.maxSkewMs))) ||
-      (row.waitingReason !== null && track.by === instance);
+      (row.lockedBy === null && track.releasedAt === undefined && row.waitingReason !== null && track.by === instance);
     const roomFor = (row: DeliveryRow, track: DeliveryTrack, since: number) =>
       deliverers.some((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId));
     for (const row of this.store.deliveries.values()) {
