@@ -37,6 +37,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 4360,
     found: "prompt-pickup (the invariant): the recovering process counted as watching another instance's lease of its recovery",
   },
+  {
+    seed: 5623,
+    found: 'prompt-pickup: a delivery queued behind an attempt waiting for a slot kept its lease past its end, not handed back',
+  },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

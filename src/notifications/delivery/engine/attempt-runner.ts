@@ -261,6 +261,7 @@ export class AttemptRunner {
       new Promise<void>((resolve) => {
         const timer = this.clock.setTimeout(() => {
           this.retries.delete(endpoint);
+          this.releaseExpired(endpoint);
           this.queues.resume(endpoint);
           this.pump();
           resolve();
@@ -273,6 +274,15 @@ export class AttemptRunner {
         });
       }),
     );
+  }
+
+  /**
+   * The attempts queued behind one waiting for a slot whose leases can no longer fit an attempt go back to the outbox,
+   * due, for any instance to claim with a new lease: otherwise they would be looked at only when they reach the head.
+   */
+  private releaseExpired(endpoint: EndpointKey): void {
+    const expired = this.queues.takeExpired(endpoint, (job) => !this.attemptFits(job.claim));
+    if (expired.length > 0) void this.work.track(this.release(expired.map((job) => job.claim)));
   }
 
   /** A slot is free again: start the next queued attempts, and claim more when the outbox has work waiting. */

@@ -200,6 +200,21 @@ describe('EndpointQueues', () => {
     expect(queues.finished(probe, 'timeout', T + 1_500)).toMatchObject({ until: T + 1_500 + 60_000 });
   });
 
+  it('takes out the queued attempts that can no longer start, leaving the rest in order and counted', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, perEndpoint: 1 });
+    const queued = [attempt(1), attempt(1), attempt(1), attempt(1)];
+    for (const a of queued) queues.push(a);
+    const [head] = startAll(queues);
+    queues.postponed(head); // its endpoint waits for a slot
+    const expired = new Set([queued[1].n, queued[3].n]);
+
+    expect(queues.takeExpired(head.endpoint, (a) => expired.has(a.n)).map((a) => a.n)).toEqual([queued[1].n, queued[3].n]);
+    expect(queues.held).toBe(2);
+    expect(queues.takeExpired(head.endpoint, (a) => expired.has(a.n))).toEqual([]);
+    queues.resume(head.endpoint);
+    expect(startAll(queues).map((a) => a.n)).toEqual([head.n]);
+  });
+
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {
     const queues = new EndpointQueues<Attempt>(limits);
     for (let i = 0; i < 5; i++) queues.push(attempt(1));

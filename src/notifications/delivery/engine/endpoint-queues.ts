@@ -244,6 +244,18 @@ export class EndpointQueues<T extends QueuedAttempt> {
     this.settle(endpoint);
   }
 
+  /** Takes out the endpoint's queued attempts that `expired` says can no longer start: the caller hands them back. */
+  takeExpired(key: EndpointKey, expired: (attempt: T) => boolean): T[] {
+    const endpoint = this.endpoints.get(key);
+    const taken = endpoint?.queue.filter(expired) ?? [];
+    if (taken.length === 0) return taken;
+    const kept = endpoint!.queue.filter((attempt) => !taken.includes(attempt));
+    endpoint!.queue.splice(0, endpoint!.queue.length, ...kept);
+    this.heldCount -= taken.length;
+    this.settle(endpoint!);
+    return taken;
+  }
+
   /** Takes every queued attempt out (shutdown): the caller hands them back to the outbox. */
   takeQueued(): T[] {
     const taken: T[] = [];
