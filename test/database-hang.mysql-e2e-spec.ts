@@ -36,6 +36,17 @@ describe('a MariaDB that hangs', () => {
     await proxy.close();
   });
 
+  /** Both driver timeouts outlast the hang (a write is only late, not failed); user 7 has a RATE_SPIKE webhook. */
+  async function bootWithWebhook(): Promise<void> {
+    await boot({ connectTimeoutMs: 30_000, queryTimeoutMs: 30_000 });
+    await t
+      .http()
+      .put('/api/v1/settings/notifications')
+      .set('Authorization', t.bearer(7))
+      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
+      .expect(200);
+  }
+
   const publish = (title: string) =>
     t.http().post('/api/v1/internal/notifications/events').set('Authorization', `Bearer ${INTERNAL_TOKEN}`).send(event(title));
 
@@ -50,14 +61,7 @@ describe('a MariaDB that hangs', () => {
   }
 
   it('answers a publish 503 with Retry-After at its deadline, readiness 503, and recovers by itself when the database answers again', async () => {
-    // Both driver timeouts outlast the hang: the publish's write is only late, not failed.
-    await boot({ connectTimeoutMs: 30_000, queryTimeoutMs: 30_000 });
-    await t
-      .http()
-      .put('/api/v1/settings/notifications')
-      .set('Authorization', t.bearer(7))
-      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
-      .expect(200);
+    await bootWithWebhook();
     await publish('before').expect(202);
 
     proxy.pause();
@@ -83,13 +87,7 @@ describe('a MariaDB that hangs', () => {
   });
 
   it('answers two calls with one key 503 while the database hangs; once it answers, a retry gets the result, stored once', async () => {
-    await boot({ connectTimeoutMs: 30_000, queryTimeoutMs: 30_000 });
-    await t
-      .http()
-      .put('/api/v1/settings/notifications')
-      .set('Authorization', t.bearer(7))
-      .send({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: 'https://hooks.example.com/funding' })
-      .expect(200);
+    await bootWithWebhook();
     const keyed = () => publish('once').set('Idempotency-Key', 'loan-1-executed');
 
     proxy.pause();

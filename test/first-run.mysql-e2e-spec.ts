@@ -34,6 +34,13 @@ async function dropDatabase(name: string): Promise<void> {
   await connection.end();
 }
 
+/** The start stopped (exit 1) with nothing on stderr and one fatal JSON line of context Database: `msg`. */
+function expectOneFatalLine(run: { code: number | null; stdout: string; stderr: string }, msg: string): void {
+  expect(run.code).toBe(1);
+  expect(run.stderr).toBe('');
+  expect(jsonLogLines(run.stdout)).toEqual([expect.objectContaining({ level: 60, context: 'Database', msg })]);
+}
+
 describe('first run on MySQL/MariaDB', () => {
   const name = `nw_first_run_${randomBytes(4).toString('hex')}`;
   let dir: string;
@@ -48,16 +55,11 @@ describe('first run on MySQL/MariaDB', () => {
   it('a wrong port stops the start at once with one JSON line that says what to do', async () => {
     const run = await runServiceUntilExit({ ...PRODUCTION, DB_TYPE: 'mysql', DATABASE_URL: databaseUrl('test', 1) });
 
-    expect(run.code).toBe(1);
-    expect(run.stderr).toBe('');
     // One line: no TypeORM retries (they took 38 s and 53 lines of ANSI-coloured stack traces before).
-    expect(jsonLogLines(run.stdout)).toEqual([
-      expect.objectContaining({
-        level: 60,
-        context: 'Database',
-        msg: `Cannot connect to MySQL/MariaDB at ${new URL(SERVER_URL).hostname}:1 (connection refused): start the server, or fix the host and port in DATABASE_URL`,
-      }),
-    ]);
+    expectOneFatalLine(
+      run,
+      `Cannot connect to MySQL/MariaDB at ${new URL(SERVER_URL).hostname}:1 (connection refused): start the server, or fix the host and port in DATABASE_URL`,
+    );
   });
 
   it('reads its configuration from a .env file in the directory it starts in', async () => {
@@ -89,15 +91,10 @@ describe('first run on MySQL/MariaDB', () => {
     url.password = 'wrong-password';
     const run = await runServiceUntilExit({ ...PRODUCTION, DB_TYPE: 'mysql', DATABASE_URL: url.toString() });
 
-    expect(run.code).toBe(1);
-    expect(run.stderr).toBe('');
-    expect(jsonLogLines(run.stdout)).toEqual([
-      expect.objectContaining({
-        level: 60,
-        context: 'Database',
-        msg: `MySQL/MariaDB at ${SERVER} refused user "nobody_here" (access denied): fix the user and password in DATABASE_URL`,
-      }),
-    ]);
+    expectOneFatalLine(
+      run,
+      `MySQL/MariaDB at ${SERVER} refused user "nobody_here" (access denied): fix the user and password in DATABASE_URL`,
+    );
     expect(run.stdout).not.toContain('wrong-password');
   });
 

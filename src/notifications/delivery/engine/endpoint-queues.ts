@@ -247,12 +247,14 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** Takes out the endpoint's queued attempts that `expired` says can no longer start: the caller hands them back. */
   takeExpired(key: EndpointKey, expired: (attempt: T) => boolean): T[] {
     const endpoint = this.endpoints.get(key);
-    const taken = endpoint?.queue.filter(expired) ?? [];
+    if (!endpoint) return [];
+    const taken: T[] = [];
+    const kept: T[] = [];
+    for (const attempt of endpoint.queue) (expired(attempt) ? taken : kept).push(attempt);
     if (taken.length === 0) return taken;
-    const kept = endpoint!.queue.filter((attempt) => !taken.includes(attempt));
-    endpoint!.queue.splice(0, endpoint!.queue.length, ...kept);
+    endpoint.queue.splice(0, endpoint.queue.length, ...kept);
     this.heldCount -= taken.length;
-    this.settle(endpoint!);
+    this.settle(endpoint);
     return taken;
   }
 

@@ -233,8 +233,7 @@ export async function purgeFreeEndpointSlots(
       )
     : null;
   const takenSince = new Set(locked?.filter((row) => Number(row.held_until) > before).map((row) => row.endpoint));
-  const present = locked && new Set(locked.map((row) => row.endpoint));
-  const purged = candidates.filter((endpoint) => !takenSince.has(endpoint) && (present?.has(endpoint) ?? true));
+  const purged = (locked ? [...new Set(locked.map((row) => row.endpoint))] : candidates).filter((endpoint) => !takenSince.has(endpoint));
   if (purged.length > 0)
     await manager.query(`DELETE FROM webhook_endpoint_slots WHERE endpoint IN (${purged.map(() => '?').join(', ')})`, purged);
   return { matched: candidates.length, endpoints: purged.length, last: candidates[candidates.length - 1] };
