@@ -41,6 +41,13 @@ export function cpuUsage(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
   return { machineBusyPercent: Math.round((busy / Math.max(1, total)) * 100), cores };
 }
 
+/** CPU time (ms) each process group used between two snapshots. */
+export function cpuMs(before: CpuSnapshot, after: CpuSnapshot): Record<string, number> {
+  return Object.fromEntries(
+    Object.keys(after.ticks).map((name) => [name, ((after.ticks[name] - (before.ticks[name] ?? 0)) * 1000) / TICKS_PER_SECOND]),
+  );
+}
+
 /** The database server's pid on this machine (MariaDB or MySQL), if it runs here. */
 export function databaseServerPids(): number[] {
   return readdirSync('/proc')

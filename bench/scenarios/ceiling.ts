@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { type BenchContext, checkDelivery, round } from '../lib/context';
+import { cpuMs, cpuSnapshot, type CpuUsage, cpuUsage } from '../lib/cpu';
 import type { CeilingInput } from '../lib/ceiling-process';
 import { IpcChild } from '../lib/ipc';
 import type { ReceiverStats } from '../lib/receiver-types';
@@ -11,6 +12,8 @@ export interface CeilingResult {
   readonly concurrency: number;
   readonly durationMs: number;
   readonly perSecond: number;
+  /** Cores used by the bare loop and by the receiver while it ran, and each one's CPU per request. */
+  readonly cpu: CpuUsage & { readonly msPerRequest: { readonly loop: number; readonly receiver: number } };
 }
 
 /** Scenario 1: a bare undici loop, same concurrency, body size and signing, same receiver. */
@@ -26,10 +29,21 @@ export async function measureCeiling(context: BenchContext, label: string): Prom
   try {
     await child.ready;
     const input: CeilingInput = { bases: context.bases, caPem: context.caPem, secrets, users, requests, concurrency };
+    const pids = { loop: [child.process.pid!], receiver: [context.receiver.process.pid!] };
+    const cpuBefore = cpuSnapshot(pids);
     const result = await child.call<{ durationMs: number; perSecond: number }>('run', input);
     const stats = await waitForEvents(context.receiver, requests);
+    const cpuAfter = cpuSnapshot(pids);
     checkDelivery(context, label, stats as ReceiverStats, requests);
-    return { requests, concurrency, durationMs: round(result.durationMs), perSecond: round(result.perSecond) };
+    const used = cpuMs(cpuBefore, cpuAfter);
+    const msPerRequest = (ms: number) => round(ms / requests, 3);
+    return {
+      requests,
+      concurrency,
+      durationMs: round(result.durationMs),
+      perSecond: round(result.perSecond),
+      cpu: { ...cpuUsage(cpuBefore, cpuAfter), msPerRequest: { loop: msPerRequest(used.loop), receiver: msPerRequest(used.receiver) } },
+    };
   } finally {
     await child.stop();
   }

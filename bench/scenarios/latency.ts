@@ -7,7 +7,8 @@ import type { ReceiverStats } from '../lib/receiver-types';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
 import type { BenchDatabase } from '../lib/databases';
-import type { IpcChild } from '../lib/ipc';
+import { IpcChild } from '../lib/ipc';
+import type { WakeFloorInput } from '../lib/wake-floor-process';
 import type { PauseReport } from '../lib/service-types';
 import { startIpcService } from '../lib/services';
 import { benchEvent, enableWebhooks, waitForEvents } from '../lib/workload';
@@ -40,7 +41,22 @@ export interface LatencyResult extends DeliveryCheck {
   readonly perEvent?: Record<string, unknown>;
   /** The same service right after, at {@link HIGH_RATE} events/s: its CPU per event, to compare a lone event's with. */
   readonly highRate?: HighRateCost;
+  /** The same two rates without the service: what waking alone, and one bare round trip, cost per event here. */
+  readonly wakeFloor?: WakeFloor;
   readonly profile?: ProfileSummary;
+}
+
+/** CPU per event (ms) of a bare loop at the lone rate and at {@link HIGH_RATE}, and their ratio. */
+export interface FloorRatio {
+  readonly loneMs: number;
+  readonly highRateMs: number;
+  readonly ratio: number;
+}
+
+export interface WakeFloor {
+  readonly wakeOnly: FloorRatio;
+  /** One mysql2 `SELECT 1` per event (MySQL/MariaDB runs only). */
+  readonly oneRoundTrip?: FloorRatio;
 }
 
 export interface HighRateCost {
@@ -154,6 +170,7 @@ export async function latency(context: BenchContext, alongside?: AlongsideLoad):
     const check = checkDelivery(context, name, stats, total + extra);
     const publishToReceiverMs = percentiles(await context.receiver.call<number[]>('latencies'));
     const highRate = alongside ? undefined : await highRateCost(context, service.ipc, database, warmupEvents + total);
+    const wakeFloor = alongside ? undefined : await measureWakeFloor(rate, database.url);
     return {
       ...check,
       targetRate: rate,
@@ -165,6 +182,7 @@ export async function latency(context: BenchContext, alongside?: AlongsideLoad):
       warmup: { seconds: WARMUP_SECONDS, publishToReceiverMs: percentiles(warmupLatencies) },
       perEvent,
       ...(highRate ? { highRate } : {}),
+      ...(wakeFloor ? { wakeFloor } : {}),
       ...(context.size.latencyProfile ? { profile: summarizeProfile(profileFile, 40) } : {}),
     };
   } finally {
@@ -193,6 +211,24 @@ async function highRateCost(context: BenchContext, service: IpcChild, database: 
     serviceCpuMsPerEvent: round(cpuMs / total, 3),
     publishToReceiverMs: percentiles(await context.receiver.call<number[]>('latencies')),
   };
+}
+
+/** {@link WakeFloor}: a bare loop in its own process, 5 s at the lone rate and 3 s at {@link HIGH_RATE}, without and with a round trip. */
+async function measureWakeFloor(rate: number, url: string | undefined): Promise<WakeFloor> {
+  const child = IpcChild.fork(join(__dirname, '../lib/wake-floor-process.js'), 'wake-floor');
+  try {
+    await child.ready;
+    const cost = async (roundTrips: number): Promise<FloorRatio> => {
+      const at = (input: WakeFloorInput) => child.call<{ cpuMsPerEvent: number }>('run', input).then((result) => result.cpuMsPerEvent);
+      const loneMs = await at({ rate, seconds: 5, roundTrips, url });
+      const highRateMs = await at({ rate: HIGH_RATE, seconds: 3, roundTrips, url });
+      return { loneMs, highRateMs, ratio: round(loneMs / highRateMs, 2) };
+    };
+    const wakeOnly = await cost(0);
+    return url ? { wakeOnly, oneRoundTrip: await cost(1) } : { wakeOnly };
+  } finally {
+    await child.stop();
+  }
 }
 
 /** Publishes events `from`… one at a time on a fixed schedule (not waiting for earlier calls); resolves with each call's publish-to-commit time. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { wallMs } from '../lib/clock';
 import { deliveryStates } from '../lib/delivery-states';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
-import { cpuSnapshot, type CpuUsage, cpuUsage, databaseServerPids } from '../lib/cpu';
+import { cpuMs, cpuSnapshot, type CpuUsage, cpuUsage, databaseServerPids } from '../lib/cpu';
 import { summarizeProfile, type ProfileSummary } from '../lib/profile-summary';
 import { type MainProcess, startIpcService, startMainProcess } from '../lib/services';
 import { benchEvents, enableWebhooks, publishViaHttp, publishViaIpc, waitForEvents } from '../lib/workload';
@@ -17,6 +17,8 @@ export interface ThroughputResult extends DeliveryCheck {
   ratioToCeiling?: number;
   /** From the first publish call to the last delivery (scale-out runs). */
   readonly cpu?: CpuUsage;
+  /** CPU time per delivered event of each process group (ms), over the same window. */
+  readonly cpuMsPerEvent?: Record<string, number>;
 }
 
 /** Scenario 2 through WebhookPublisher.publishMany, in batches, with a CPU profile of the service. */
@@ -77,8 +79,9 @@ export async function throughputViaHttp(context: BenchContext, processes: number
     );
     const publishMs = wallMs() - startedAt;
     const stats = await waitForEvents(context.receiver, queued, () => deliveryStates(database));
-    const cpu = cpuUsage(cpuBefore, cpuSnapshot(pids));
+    const cpuAfter = cpuSnapshot(pids);
     const check = checkDelivery(context, `throughput (internal HTTP, ${processes} process(es))`, stats, events.length);
+    const perEvent = Object.entries(cpuMs(cpuBefore, cpuAfter)).map(([name, ms]) => [name, round(ms / Math.max(1, check.delivered), 3)]);
     const durationMs = stats.lastOkAt - startedAt;
     return {
       processes,
@@ -86,7 +89,8 @@ export async function throughputViaHttp(context: BenchContext, processes: number
       publishMs: round(publishMs),
       durationMs: round(durationMs),
       deliveriesPerSecond: round((check.delivered * 1000) / durationMs),
-      cpu,
+      cpu: cpuUsage(cpuBefore, cpuAfter),
+      cpuMsPerEvent: Object.fromEntries(perEvent),
     };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
