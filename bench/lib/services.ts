@@ -123,6 +123,13 @@ function logTail(file: string, lines = 15): string {
 /** How many fresh ports a start-up may try: a port picked by `freePort` can be taken (by another process's outgoing connection) before the service binds it. */
 const PORT_TRIES = 3;
 
+/**
+ * `node dist/main.js` processes not yet exited: killed when the bench itself exits without stopping them (an error,
+ * a closed stdout; Ctrl-C reaches them itself), so that none outlives it and loads the next run (its IPC children end with their channel).
+ */
+const running = new Set<ChildProcess>();
+process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
+
 /** `node dist/main.js`, the standalone service exactly as deployed, in a scratch working directory. */
 export async function startMainProcess(input: ServiceEnvInput, logDir: string, label: string, port?: number): Promise<MainProcess> {
   const logFile = join(logDir, `${label}.log`);
@@ -135,8 +142,9 @@ export async function startMainProcess(input: ServiceEnvInput, logDir: string, l
       stdio: ['ignore', log, log],
     });
     closeSync(log);
+    running.add(child);
     let hasExited = false;
-    const exited = new Promise<void>((done) => child.on('exit', () => ((hasExited = true), done())));
+    const exited = new Promise<void>((done) => child.on('exit', () => (running.delete(child), (hasExited = true), done())));
     const base = `http://127.0.0.1:${chosenPort}`;
     try {
       await waitForHttp(base, () => hasExited);
