@@ -196,7 +196,7 @@ export class InMemoryOutboxStore extends OutboxStore {
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     const rows = [...this.deliveries.values()]
       .filter((row) => isDue(row, lease.now) && !excluded.includes(row.userId))
-      .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id)
+      .sort(claimOrder)
       .slice(0, scanLimit);
     const taken = new Map<number, number>();
     const ids: number[] = [];
@@ -433,7 +433,12 @@ function isFree(row: DeliveryRow, now: number): boolean {
   return row.lockedUntil === null || row.lockedUntil < now;
 }
 
-function isDue(row: DeliveryRow, now: number): boolean {
+/** The order in which claims take due rows (the SQL stores' `ORDER BY next_attempt_at, id`). */
+export function claimOrder(a: DeliveryRow, b: DeliveryRow): number {
+  return a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id;
+}
+
+export function isDue(row: DeliveryRow, now: number): boolean {
   return row.status === DeliveryStatus.PENDING && row.nextAttemptAt !== null && row.nextAttemptAt <= now && isFree(row, now);
 }
 

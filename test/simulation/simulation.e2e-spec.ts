@@ -41,6 +41,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 5623,
     found: 'prompt-pickup: a delivery queued behind an attempt waiting for a slot kept its lease past its end, not handed back',
   },
+  {
+    seed: 13174,
+    found: 'prompt-pickup (the invariant): a recovered delivery waiting its turn behind 70 others in a running drain was flagged',
+  },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

@@ -15,7 +15,7 @@ import { DeliveryStatus } from '../../src/notifications/delivery/webhook-deliver
 import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
-import { type DeliveryRow, InMemoryOutboxStore, SimTransaction } from './in-memory-outbox-store';
+import { claimOrder, type DeliveryRow, InMemoryOutboxStore, isDue, SimTransaction } from './in-memory-outbox-store';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
 import { Prng } from './prng';
 import { SimClock, SimTime } from './sim-time';
@@ -967,6 +967,14 @@ class World implements StoreWorld {
       (row.lockedBy === null && track.releasedAt === undefined && row.waitingReason !== null && track.by === instance);
     const roomFor = (row: DeliveryRow, track: DeliveryTrack, since: number) =>
       deliverers.some((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId));
+    // Claims take due rows in order (next attempt time, then id): a row waits its turn while a due row before it, of a
+    // user some instance has room for, is still to be claimed and an instance that looks for it keeps claiming (it claimed
+    // within the bound); its wait counts from when either stops. A drain that stops is still caught (seed 13174: an
+    // instance claiming two at a time through 71 deliveries it had just recovered, slow attempts between, reached the
+    // last ones after 7 s).
+    const firstInLine = [...this.store.deliveries.values()]
+      .filter((row) => isDue(row, now) && deliverers.some((instance) => hasRoomFor(instance, row.userId)))
+      .reduce<DeliveryRow | undefined>((first, row) => (first === undefined || claimOrder(row, first) < 0 ? row : first), undefined);
     for (const row of this.store.deliveries.values()) {
       const ofEvent = byEvent.get(row.eventId);
       if (ofEvent) ofEvent.push(row.id);
@@ -992,7 +1000,13 @@ class World implements StoreWorld {
       const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt, track.releasedAt ?? 0);
       // Measured from when an instance that looks for it had room for it: what waited for room (a user's share, attempts
       // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
-      if (free && (leaseEnded || parkedEnded) && roomFor(row, track, since)) track.roomSince ??= now;
+      const waitsItsTurn =
+        firstInLine !== undefined &&
+        claimOrder(firstInLine, row) < 0 &&
+        deliverers.some(
+          (instance) => instance.claimedAt > now - promptMs && looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId),
+        );
+      if (free && (leaseEnded || parkedEnded) && !waitsItsTurn && roomFor(row, track, since)) track.roomSince ??= now;
       else track.roomSince = null;
       const expired = leaseEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
       const parkedDue = !leaseEnded && parkedEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
