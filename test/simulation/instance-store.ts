@@ -165,6 +165,7 @@ export class InstanceStore extends OutboxStore {
     return this.call(true, async () => {
       this.instance.claimedAt = startedAt;
       const claimed = await this.world.store.claimDue(limit, lease, fairness);
+      if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
       this.claims(claimed.claims);
       return claimed;
     });

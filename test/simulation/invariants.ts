@@ -16,7 +16,7 @@ export const INVARIANTS = {
   'one-probe':
     'a request sent while its instance holds the endpoint circuit half-open (the probe) never overlaps another probe to that endpoint, all instances together',
   'prompt-pickup':
-    'an expired lease or a parked delivery whose time came is claimed within a few seconds while an instance that looks for it (a worker, the holder or watcher of the lease, the recovering process, one that claimed since) has room (while that instance keeps claiming, it waits its turn behind the due rows before it in claim order)',
+    'an expired lease or a parked delivery whose time came is claimed within a few seconds while an instance that looks for it (a worker, the holder or watcher of the lease, the recovering process, one that claimed since) has room (while the claims of that instance keep taking rows, it waits its turn behind the due rows before it in its claim order, a minute at most)',
   'no-livelock': 'the engine comes to rest after every step (no endless loop of claims or records)',
   'no-unhandled-rejection': 'no promise of the engine rejects unhandled (in a service, that ends the process)',
 } as const;

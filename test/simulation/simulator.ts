@@ -478,6 +478,7 @@ class World implements StoreWorld {
       leasesReadAt: Number.NEGATIVE_INFINITY,
       leasesSeen: new Set(),
       claimedAt: Number.NEGATIVE_INFINITY,
+      tookAt: Number.NEGATIVE_INFINITY,
     } as Omit<Instance, 'engine' | 'scheduler'> as Instance;
     const store = new InstanceStore(this, instance);
     const sender = { send: (request: WebhookRequest) => this.send(instance, request), close: () => Promise.resolve() };
@@ -967,14 +968,30 @@ class World implements StoreWorld {
       (row.lockedBy === null && track.releasedAt === undefined && row.waitingReason !== null && track.by === instance);
     const roomFor = (row: DeliveryRow, track: DeliveryTrack, since: number) =>
       deliverers.some((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId));
-    // Claims take due rows in order (next attempt time, then id): a row waits its turn while a due row before it, of a
-    // user some instance has room for, is still to be claimed and an instance that looks for it keeps claiming (it claimed
-    // within the bound); its wait counts from when either stops. A drain that stops is still caught (seed 13174: an
-    // instance claiming two at a time through 71 deliveries it had just recovered, slow attempts between, reached the
-    // last ones after 7 s).
-    const firstInLine = [...this.store.deliveries.values()]
-      .filter((row) => isDue(row, now) && deliverers.some((instance) => hasRoomFor(instance, row.userId)))
-      .reduce<DeliveryRow | undefined>((first, row) => (first === undefined || claimOrder(row, first) < 0 ? row : first), undefined);
+    // Claims take due rows in order (next attempt time, then id), each instance those of users it has room for: a row
+    // waits its turn while an instance that looks for it and has room for it took rows within the bound (its drain makes
+    // progress) and a due row comes before it in that instance's line; a minute at most, as long as an `all` process may
+    // take to learn of a row. Its wait counts from when that stops (seed 13174: an instance claiming two at a time
+    // through 71 deliveries it had just recovered, slow attempts between, reached the last ones after 7 s).
+    const dueInClaimOrder = [...this.store.deliveries.values()].filter((row) => isDue(row, now)).sort(claimOrder);
+    const firstInLine = new Map(
+      deliverers.map((instance) => [instance, dueInClaimOrder.find((row) => hasRoomFor(instance, row.userId))] as const),
+    );
+    const waitsItsTurn = (row: DeliveryRow, track: DeliveryTrack, since: number) => {
+      const waiting = deliverers.some((instance) => {
+        const first = firstInLine.get(instance);
+        return (
+          first !== undefined &&
+          claimOrder(first, row) < 0 &&
+          instance.tookAt > now - promptMs &&
+          looksFor(instance, row, track, since) &&
+          hasRoomFor(instance, row.userId)
+        );
+      });
+      if (!waiting) track.waitingTurnSince = undefined;
+      else track.waitingTurnSince ??= now;
+      return waiting && now - track.waitingTurnSince! <= MINUTE;
+    };
     for (const row of this.store.deliveries.values()) {
       const ofEvent = byEvent.get(row.eventId);
       if (ofEvent) ofEvent.push(row.id);
@@ -1000,13 +1017,9 @@ class World implements StoreWorld {
       const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt, track.releasedAt ?? 0);
       // Measured from when an instance that looks for it had room for it: what waited for room (a user's share, attempts
       // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
-      const waitsItsTurn =
-        firstInLine !== undefined &&
-        claimOrder(firstInLine, row) < 0 &&
-        deliverers.some(
-          (instance) => instance.claimedAt > now - promptMs && looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId),
-        );
-      if (free && (leaseEnded || parkedEnded) && !waitsItsTurn && roomFor(row, track, since)) track.roomSince ??= now;
+      const claimable = free && (leaseEnded || parkedEnded);
+      if (!claimable) track.waitingTurnSince = undefined;
+      if (claimable && !waitsItsTurn(row, track, since) && roomFor(row, track, since)) track.roomSince ??= now;
       else track.roomSince = null;
       const expired = leaseEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
       const parkedDue = !leaseEnded && parkedEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;

@@ -98,6 +98,8 @@ export interface DeliveryTrack {
   roomSince: number | null;
   /** When an instance last handed its lease back (a release): claimable from then, by an instance that looks for it after. */
   releasedAt?: number;
+  /** Since when it has waited its turn behind earlier due rows in a drain (prompt-pickup allows that a minute at most). */
+  waitingTurnSince?: number;
 }
 
 export interface Instance {
@@ -126,6 +128,8 @@ export interface Instance {
   leasesSeen: ReadonlySet<string>;
   /** When (global time) its latest claim that applied was made (what was due then, it took, room and shares allowing). */
   claimedAt: number;
+  /** When (global time) its latest claim that applied took at least one row: a drain making progress. */
+  tookAt: number;
 }
 
 export interface HostTransaction {
