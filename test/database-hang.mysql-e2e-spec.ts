@@ -114,7 +114,9 @@ describe('a MariaDB that hangs', () => {
     const error = await dataSource.query('SELECT 1').catch((caught: unknown) => caught);
     expect((error as { driverError?: { code?: string } }).driverError?.code).toBe('PROTOCOL_SEQUENCE_TIMEOUT');
     expect(Date.now() - started).toBeLessThan(QUERY_TIMEOUT_MS + 1000);
-    await vi.waitFor(() => expect(proxy.connections).toBe(before - 1), { timeout: 5000, interval: 20 });
+    // That connection is closed; one of the engine's own queries (a claim, a look at leases) that ran into the hang on
+    // another connection is closed at its timeout too (clean-clone CI of 0753e81: 2 before, 0 after).
+    await vi.waitFor(() => expect(proxy.connections).toBeLessThan(before), { timeout: 5000, interval: 20 });
 
     await proxy.resume();
     await expect(dataSource.query('SELECT 1 AS ok')).resolves.toEqual([{ ok: 1 }]);
