@@ -45,6 +45,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 13174,
     found: 'prompt-pickup (the invariant): a recovered delivery waiting its turn behind 70 others in a running drain was flagged',
   },
+  {
+    seed: 15066,
+    found: "prompt-pickup: attempts skipped as a circuit opened freed the user's share, but nothing claimed for the user again",
+  },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

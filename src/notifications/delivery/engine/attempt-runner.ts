@@ -399,6 +399,9 @@ export class AttemptRunner {
     if (claims.length === 0) return 0;
     const now = this.clock.now();
     const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
+    // Skipped, they no longer count against the user's share: a claim that left the user out for holding it claims for
+    // them again as these records commit, as it does when attempts end (seed 15066: an expired lease waited for the tick).
+    this.wakeUps.slotFreed(circuit.userId);
     for (const claim of claims) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
     this.events.emit('deliveriesParked', { userId: circuit.userId, count: claims.length, until: circuit.until });
     return claims.length;
