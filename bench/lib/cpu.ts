@@ -35,9 +35,7 @@ export function cpuUsage(before: CpuSnapshot, after: CpuSnapshot): CpuUsage {
   const round2 = (value: number) => Math.round(value * 100) / 100;
   const busy = after.machine.busy - before.machine.busy;
   const total = after.machine.total - before.machine.total;
-  const cores = Object.fromEntries(
-    Object.keys(after.ticks).map((name) => [name, round2((after.ticks[name] - (before.ticks[name] ?? 0)) / TICKS_PER_SECOND / seconds)]),
-  );
+  const cores = Object.fromEntries(Object.entries(cpuMs(before, after)).map(([name, ms]) => [name, round2(ms / 1000 / seconds)]));
   return { machineBusyPercent: Math.round((busy / Math.max(1, total)) * 100), cores };
 }
 
