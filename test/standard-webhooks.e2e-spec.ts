@@ -1,24 +1,7 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { buildSignatureVectors, type StandardWebhooksVector } from '../src/scripts/signature-vectors';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
-
-const PYTHON_VERIFIER = join(__dirname, 'support', 'standard-webhooks-verifier.py');
-
-interface VerifierCase {
-  readonly secret: string;
-  readonly headers: Record<string, string>;
-  readonly body_base64: string;
-  readonly now: number;
-  readonly tolerance: number;
-}
-
-/** The verdicts of the Python verifier (standard library, written from the spec), one per case. */
-function pythonVerdicts(cases: readonly VerifierCase[]): string[] {
-  return JSON.parse(execFileSync('python3', [PYTHON_VERIFIER], { input: JSON.stringify(cases) }).toString('utf8')) as string[];
-}
 
 /** The official library's verdict; it reads the clock itself (tolerance 5 min), so the clock is set to the vector's now. */
 function officialVerdict(vector: StandardWebhooksVector): 'accept' | 'reject' {
@@ -40,17 +23,6 @@ describe('Standard Webhooks conformance vectors', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     expect(officialVerdict(vector)).toBe(vector.expected);
   });
-
-  it('a verifier written from the spec (Python, standard library) agrees with every vector', () => {
-    const cases = vectors.map((vector) => ({
-      secret: vector.secret,
-      headers: vector.headers,
-      body_base64: vector.body.base64,
-      now: vector.now,
-      tolerance: vector.toleranceSeconds,
-    }));
-    expect(pythonVerdicts(cases)).toEqual(vectors.map((vector) => vector.expected));
-  });
 });
 
 describe.each(TEST_DATABASE_KINDS)('Standard Webhooks headers of real deliveries on $name', (kind) => {
@@ -61,7 +33,7 @@ describe.each(TEST_DATABASE_KINDS)('Standard Webhooks headers of real deliveries
   });
   afterAll(() => t.close());
 
-  it('verify with the official library and the Python verifier, next to an unchanged X-Service-Signature', async () => {
+  it('verify with the official library, next to an unchanged X-Service-Signature', async () => {
     const userId = 1;
     const secret = await t.enableWebhook(userId, 'LOAN_EXECUTED', '/standard');
     const published = await t
@@ -77,12 +49,10 @@ describe.each(TEST_DATABASE_KINDS)('Standard Webhooks headers of real deliveries
     vi.setSystemTime(t.clock.now());
     try {
       expect(new Webhook(secret).verify(request.rawBody, headers)).toEqual(JSON.parse(request.rawBody.toString('utf8')));
+      // The signature covers the id: the same request replayed under another webhook-id fails.
+      expect(() => new Webhook(secret).verify(request.rawBody, { ...headers, 'webhook-id': 'a-replayed-id' })).toThrow();
     } finally {
       vi.useRealTimers();
     }
-    const now = Math.floor(t.clock.now() / 1000);
-    const delivered = { secret, headers, body_base64: request.rawBody.toString('base64'), now, tolerance: 300 };
-    const replayed = { ...delivered, headers: { ...headers, 'webhook-id': 'a-replayed-id' } };
-    expect(pythonVerdicts([delivered, replayed])).toEqual(['accept', 'reject']);
   });
 });

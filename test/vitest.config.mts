@@ -14,12 +14,15 @@ export default defineConfig({
   },
   test: {
     root: fileURLToPath(new URL('..', import.meta.url)),
-    // Multi-instance suites need a shared server database: they run when TEST_MYSQL_URL is set (always in CI).
-    include: [
-      'src/**/*.spec.ts',
-      'test/**/*.e2e-spec.ts',
-      ...(process.env.TEST_MYSQL_URL ? ['test/**/*.mysql-e2e-spec.ts', 'examples/*/test/**/*.mysql-e2e-spec.ts'] : []),
-    ],
+    // Multi-instance suites need a shared server database: they run when TEST_MYSQL_URL is set (always in CI). What needs
+    // another toolchain (Go, Python) runs only under `npm run test:examples` (TEST_TOOLCHAINS).
+    include: process.env.TEST_TOOLCHAINS
+      ? ['test/**/*.toolchain-spec.ts']
+      : [
+          'src/**/*.spec.ts',
+          'test/**/*.e2e-spec.ts',
+          ...(process.env.TEST_MYSQL_URL ? ['test/**/*.mysql-e2e-spec.ts', 'examples/*/test/**/*.mysql-e2e-spec.ts'] : []),
+        ],
     globalSetup: ['test/support/global-setup.ts'],
     globals: true,
     testTimeout: 30_000,
