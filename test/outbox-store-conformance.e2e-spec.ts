@@ -308,6 +308,17 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await harness.attemptsOf(failed.id)).toBe(1);
   });
 
+  it('answers a record tried again after its commit (its answer lost) as stored, and stores it once', async () => {
+    const [claim] = await enqueue([[event(1), 'lease']]);
+    const record = attemptRecord(1, NOW, result('http_error'), NOW + 100);
+    expect(await store.recordAttempts([{ claim, record }])).toEqual([true]);
+    expect(await store.recordAttempts([{ claim, record }])).toEqual([true]);
+    expect(await harness.attemptsOf(claim.id)).toBe(1);
+    expect(await harness.delivery(claim.id)).toMatchObject({ status: 'PENDING', attemptCount: 1, lockedBy: null });
+    // The same attempt number started at another time is another try (another lease's): refused.
+    expect(await store.recordAttempts([{ claim, record: { ...record, startedAt: NOW + 1 } }])).toEqual([false]);
+  });
+
   it('enqueueWithin writes with the host transaction: leased after its commit, nothing after a rollback', async () => {
     const committed = event(1);
     const rolledBack = event(1);

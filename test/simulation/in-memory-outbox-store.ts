@@ -217,10 +217,10 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    const stored = attempts.map(({ claim }) => this.deliveries.get(claim.id)?.lockedBy === claim.lockToken);
+    const held = attempts.map(({ claim }) => this.deliveries.get(claim.id)?.lockedBy === claim.lockToken);
     const updated = new Set<number>();
     attempts.forEach(({ claim, record }, index) => {
-      if (!stored[index]) return;
+      if (!held[index]) return;
       const row = this.deliveries.get(claim.id)!;
       const { result } = record;
       if (!updated.has(row.id)) {
@@ -247,6 +247,14 @@ export class InMemoryOutboxStore extends OutboxStore {
         statusCode: result.statusCode,
       });
     });
+    // An attempt whose lease is gone may be one an earlier try of this record stored (its answer lost).
+    const stored = attempts.map(
+      ({ claim, record }, index) =>
+        held[index] ||
+        this.attempts.some(
+          (row) => row.deliveryId === claim.id && row.attemptNumber === claim.attemptCount + 1 && row.startedAt === record.startedAt,
+        ),
+    );
     return Promise.resolve(stored);
   }
 

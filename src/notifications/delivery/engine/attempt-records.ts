@@ -1,14 +1,15 @@
 import { Logger } from '@nestjs/common';
 import type { Clock } from '../../clock/clock';
+import { MAX_CLOCK_SKEW_MS } from '../delivery-settings';
 import { GroupCommit } from '../../common/concurrency/group-commit';
 import type { DeliveryEvents } from '../delivery-events.service';
 import type { InstanceCapacity } from './instance-capacity';
 import type { AttemptRecord, ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 
-/** A failed record is tried this many times at most, the first retry after this long, doubling. */
-const RECORD_TRIES = 4;
+/** A failed record is tried again after this long, doubling up to {@link RECORD_RETRY_MAX_MS}, while its lease holds. */
 const RECORD_RETRY_MS = 100;
+const RECORD_RETRY_MAX_MS = 1_000;
 /**
  * Two record groups commit at once, so a record never waits for a slow commit ahead of it: one stalled commit would
  * otherwise add its whole stall to every record behind it, past the record budget its lease leaves room for.
@@ -96,19 +97,24 @@ export class AttemptRecords {
   }
 
   /**
-   * Stores the attempt; a failed record (deadlock, lost connection) is retried {@link RECORD_TRIES} times in all, then
-   * given up (the delivery is attempted again once its lease expires). Also when its lease ends meanwhile: a record is
-   * stored only while the claim's lease token still holds, so a late retry is refused once another instance has taken
-   * the delivery, and stored (the attempt not sent again) while none has.
+   * Stores the attempt; a failed record (an outage, a deadlock, a lost connection, an answer lost after its commit) is
+   * retried until its lease has surely ended (its end plus the clock skew we tolerate). The record is guarded by the
+   * lease token: a retry is stored only while no other instance has taken the delivery, so a database away for less
+   * than the lease sends nothing twice. A retry of a record whose earlier try committed is answered as stored (the
+   * store finds the attempt), so it is announced once, also when that try was the last one inside the lease.
    */
   private async submit(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+    const giveUpAt = claim.lockedUntil + MAX_CLOCK_SKEW_MS;
     for (let retry = 0; ; retry++) {
       try {
         return await this.groups.submit({ claim, record });
       } catch (error) {
-        const wait = RECORD_RETRY_MS * 2 ** retry;
-        if (retry + 1 >= RECORD_TRIES) throw error;
-        this.logger.warn(`Delivery ${claim.id}: attempt not recorded (${(error as Error).message}); retrying in ${wait} ms`);
+        const wait = Math.min(RECORD_RETRY_MS * 2 ** retry, RECORD_RETRY_MAX_MS, giveUpAt - this.clock.now());
+        if (wait <= 0) throw error;
+        if (retry === 0)
+          this.logger.warn(
+            `Delivery ${claim.id}: attempt not recorded (${(error as Error).message}); retrying until its lease ends in ${Math.round((claim.lockedUntil - this.clock.now()) / 1000)} s`,
+          );
         await new Promise<void>((resolve) => this.clock.setTimeout(resolve, wait));
       }
     }

@@ -275,12 +275,17 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         manager,
         attempts.map(({ claim }) => claim.id),
       );
-      const stored = attempts.map(({ claim }) => held.get(claim.id) === claim.lockToken);
-      const kept = attempts.filter((_, index) => stored[index]);
-      if (kept.length === 0) return stored;
-      await manager.query(...nextStatesUpdate(kept));
-      await insertAttempts(manager, kept);
-      return stored;
+      const kept = attempts.filter(({ claim }) => held.get(claim.id) === claim.lockToken);
+      if (kept.length > 0) {
+        await manager.query(...nextStatesUpdate(kept));
+        await insertAttempts(manager, kept);
+      }
+      if (kept.length === attempts.length) return attempts.map(() => true);
+      const recorded = await this.recordedBefore(
+        manager,
+        attempts.filter((attempt) => !kept.includes(attempt)),
+      );
+      return attempts.map((attempt) => kept.includes(attempt) || recorded.has(attempt));
     });
   }
 
@@ -483,6 +488,17 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       [...ids],
     );
     return new Map(rows.map((row) => [Number(row.id), row.locked_by]));
+  }
+
+  /** Of attempts whose lease is gone, those an earlier try of their record stored (its answer lost): same number and start. */
+  private async recordedBefore(manager: EntityManager, attempts: readonly RecordedAttempt[]): Promise<Set<RecordedAttempt>> {
+    const ids = [...new Set(attempts.map(({ claim }) => claim.id))];
+    const rows: { delivery_id: number | string; attempt_number: number | string; started_at: number | string }[] = await manager.query(
+      `SELECT delivery_id, attempt_number, started_at FROM webhook_delivery_attempts WHERE delivery_id IN (${ids.map(() => '?').join(', ')})`,
+      ids,
+    );
+    const found = new Set(rows.map((row) => `${Number(row.delivery_id)} ${Number(row.attempt_number)} ${Number(row.started_at)}`));
+    return new Set(attempts.filter(({ claim, record }) => found.has(`${claim.id} ${claim.attemptCount + 1} ${record.startedAt}`)));
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {

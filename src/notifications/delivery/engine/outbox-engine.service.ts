@@ -110,8 +110,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     const now = this.clock.now();
     const reservation = new Map<EndpointKey, number>();
     const placements = this.capacity.placements(events, targets, now, reservation);
+    const lease = this.lease();
     try {
-      const claims = await this.outbox.enqueue(events, (event) => placements.get(event.id)!, this.lease());
+      const claims = await this.outboxLeasing(lease, () => this.outbox.enqueue(events, (event) => placements.get(event.id)!, lease));
       await this.runner.admit(claims, targets);
     } finally {
       this.capacity.unreserve(reservation);
@@ -163,8 +164,11 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     const holding = this.work.delivers && this.capacity.room() > 0 ? 1 : 0;
     let claim: Awaited<ReturnType<OutboxStore['enqueueAgain']>>;
     this.capacity.hold(holding);
+    const lease = this.lease();
     try {
-      claim = await this.outbox.enqueueAgain(event, holding > 0 || !this.work.delivers ? 'lease' : 'due', this.lease());
+      claim = await this.outboxLeasing(lease, () =>
+        this.outbox.enqueueAgain(event, holding > 0 || !this.work.delivers ? 'lease' : 'due', lease),
+      );
     } finally {
       this.capacity.letGo(holding); // admit or release counts it again in this turn
     }
@@ -186,10 +190,17 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    * share, while new events are leased at once. This process looks for due work every second until the last of them is due.
    */
   async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {
-    const queued = await this.recoveries.run(
-      () => this.lease(),
-      (placeOf, lease) => this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease),
-    );
+    let queued: number;
+    try {
+      queued = await this.recoveries.run(
+        () => this.lease(),
+        (placeOf, lease) => this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease),
+      );
+    } catch (error) {
+      // It may have committed before its answer was lost: what it queued is looked for as it comes due, all the same.
+      if (this.work.delivers) this.wakeUps.pollUntil(this.recoveries.lastDueAt);
+      throw error;
+    }
     if (queued > 0 && this.work.delivers) this.wakeUps.pollUntil(this.recoveries.lastDueAt);
     return { queued, more: queued === RECOVER_LIMIT };
   }
@@ -288,6 +299,19 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    * in a database outage), a timer claims them when the lease ends: other instances did not see this lease at their
    * last scheduler run (it was not committed yet), so nobody else watches it.
    */
+  /**
+   * A call that leases rows with `lease`: when it fails, it may have committed before its answer was lost, so what it
+   * leased is claimed again as soon as the lease ends (not at the next scheduler run).
+   */
+  private async outboxLeasing<T>(lease: Lease, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.wakeUps.leaseGivenUp(lease.until);
+      throw error;
+    }
+  }
+
   private async admitCommitted(lease: Lease, targets: Targets, due: boolean, unreserve: () => void): Promise<void> {
     this.wakeUps.leaseGivenUp(lease.until);
     let leased: Awaited<ReturnType<OutboxStore['leasedWith']>>;

@@ -167,7 +167,11 @@ export abstract class OutboxStore {
   /** Leases up to `limit` due free deliveries, oldest due first, each user topped up to `fairness.perUser` held. */
   abstract claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed>;
 
-  /** Stores each attempt and its delivery's next state, all or none, but only where the claim's lease token still holds: false at its index otherwise. */
+  /**
+   * Stores each attempt and its delivery's next state, all or none, but only where the claim's lease token still holds:
+   * false at its index otherwise. True also for an attempt an earlier call stored already (same delivery, number and
+   * start), so a record retried after its commit's answer was lost reads as stored, once.
+   */
   abstract recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]>;
 
   /** Frees the leases of these claims that are still held with their tokens. */

@@ -235,8 +235,13 @@ export class WakeUps {
       // The room this claim may fill counts as held while it runs: an enqueue or a redelivery meanwhile must not lease
       // into it. Let go in the turn the claim resolves, in which admit counts what it took.
       this.capacity.hold(room);
+      const lease = this.engine.lease();
       try {
-        claim = await this.outbox.claimDue(room, this.engine.lease(), fairness);
+        claim = await this.outbox.claimDue(room, lease, fairness);
+      } catch (error) {
+        // It may have committed before its answer was lost: what it leased is claimed again when the lease ends.
+        this.leaseGivenUp(lease.until);
+        throw error;
       } finally {
         this.capacity.letGo(room);
       }
