@@ -1,4 +1,3 @@
-import { RECORD_BUDGET_MS } from '../../src/notifications/delivery/delivery-settings';
 import {
   type AttemptRecord,
   type Claimed,
@@ -21,7 +20,8 @@ import { DeliveryStatus } from '../../src/notifications/delivery/webhook-deliver
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { SimTime } from './sim-time';
-import { type Instance, type Origin, SECOND, type SendRecord, type StoreFault } from './world-model';
+import type { DatabaseFaults } from './database-faults';
+import { type Instance, type Origin, SECOND, type SendRecord } from './world-model';
 
 /** What an instance's store tells the world, and reads of it. */
 export interface StoreWorld {
@@ -29,16 +29,16 @@ export interface StoreWorld {
   readonly store: InMemoryOutboxStore;
   readonly tokenOwner: Map<string, Instance>;
   activity: number;
-  storeFault(mutates: boolean): StoreFault;
+  readonly database: DatabaseFaults;
   observeStore(origin?: Origin, by?: Instance): void;
   noteClaims(instance: Instance, claims: readonly ClaimedDelivery[]): void;
-  noteRecording(instance: Instance, attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[], stalled: boolean): SendRecord[];
+  noteRecording(instance: Instance, attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): SendRecord[];
   noteRecorded(
     attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[],
     sends: SendRecord[],
     stored: readonly boolean[] | null,
   ): void;
-  noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void;
+  noteLeasesGivenUp(claims: readonly Pick<ClaimedDelivery, 'id' | 'lockToken'>[]): void;
   /** These leases were handed back: their deliveries are claimable from now. */
   noteReleased(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
@@ -57,41 +57,56 @@ export class InstanceStore extends OutboxStore {
     super();
   }
 
-  private call<T>(
-    mutates: boolean,
-    op: () => Promise<T>,
-    before?: (fault: StoreFault) => void,
-    failed?: () => void,
-    origin: Origin = 'publish',
-  ): Promise<T> {
+  /**
+   * A call of this instance: it applies when its latency has passed (never if the instance crashed first), then fails,
+   * answers, or applies and fails (its outcome unknown to the caller), as the database's faults say; the answer reaches
+   * the instance when it runs (not while it is paused). `failed` hears of an error, and whether the call applied.
+   */
+  private call<T>(mutates: boolean, op: () => Promise<T>, failed?: (applied: boolean) => void, origin: Origin = 'publish'): Promise<T> {
     const world = this.world;
-    const fault = world.storeFault(mutates);
-    if (fault.stalled) this.instance.outageUntil = Math.max(this.instance.outageUntil, world.time.now + fault.latencyMs);
-    if (fault.latencyMs > SECOND)
-      // a stall: plain latency is at most 400 ms
-      this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + fault.latencyMs);
-    before?.(fault);
-    const run = (): Promise<T> => {
-      if (mutates) world.activity++;
-      if (!this.instance.alive) return new Promise<T>(() => undefined);
-      if (fault.fail) {
-        failed?.();
-        return Promise.reject(new Error('simulated database error'));
-      }
-      try {
-        const result = op();
-        world.observeStore(origin, this.instance);
-        return result;
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-    };
-    if (fault.latencyMs === 0) return run();
+    const plan = world.database.plan();
+    if (plan.latencyMs > SECOND)
+      // a stall (an outage it waits out): plain latency is at most 400 ms
+      this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + plan.latencyMs);
     return new Promise<T>((resolve, reject) => {
-      world.time.schedule(world.time.now + fault.latencyMs, () => {
-        run().then(resolve, reject);
-      });
+      const apply = () => {
+        if (mutates) world.activity++;
+        if (!this.instance.alive) return;
+        let answer: Promise<T>;
+        if (plan.outcome === 'fail') {
+          failed?.(false);
+          answer = Promise.reject(new Error('simulated database error'));
+        } else {
+          try {
+            answer = op();
+            world.observeStore(origin, this.instance);
+          } catch (error) {
+            answer = Promise.reject(error as Error);
+          }
+          if (plan.outcome === 'unknown')
+            answer = answer.then(() => {
+              failed?.(true);
+              throw new Error('simulated connection reset after COMMIT');
+            });
+        }
+        answer.then(
+          (value) => this.instance.clock.whenAwake(() => resolve(value)),
+          (error: unknown) => this.instance.clock.whenAwake(() => reject(error as Error)),
+        );
+      };
+      if (plan.latencyMs === 0) apply();
+      else world.time.schedule(world.time.now + plan.latencyMs, apply);
     });
+  }
+
+  /** A call leasing with `lease` failed, maybe after it committed: the engine counts none of what it leased. */
+  private leaseLost(lease: Lease): () => void {
+    return () =>
+      this.world.noteLeasesGivenUp(
+        [...this.world.store.deliveries.values()]
+          .filter((row) => row.lockedBy === lease.token)
+          .map((row) => ({ id: row.id, lockToken: lease.token })),
+      );
   }
 
   private lease(lease: Lease): void {
@@ -105,7 +120,7 @@ export class InstanceStore extends OutboxStore {
 
   enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     this.lease(lease);
-    return this.call(true, async () => this.claims(await this.world.store.enqueue(events, placeOf, lease)));
+    return this.call(true, async () => this.claims(await this.world.store.enqueue(events, placeOf, lease)), this.leaseLost(lease));
   }
 
   enqueueWithin(transaction: unknown, events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<void> {
@@ -124,7 +139,7 @@ export class InstanceStore extends OutboxStore {
 
   recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
     this.lease(lease);
-    return this.call(true, () => this.world.store.recoverFailed(window, limit, placeOf, lease), undefined, undefined, 'recovery');
+    return this.call(true, () => this.world.store.recoverFailed(window, limit, placeOf, lease), this.leaseLost(lease), 'recovery');
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -153,8 +168,7 @@ export class InstanceStore extends OutboxStore {
         if (again !== null && 'lockToken' in again) this.claims([again]);
         return again;
       },
-      undefined,
-      undefined,
+      this.leaseLost(lease),
       'redelivery',
     );
   }
@@ -162,17 +176,21 @@ export class InstanceStore extends OutboxStore {
   claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed> {
     this.lease(lease);
     const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
-    return this.call(true, async () => {
-      this.instance.claimedAt = startedAt;
-      const claimed = await this.world.store.claimDue(limit, lease, fairness);
-      if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
-      this.claims(claimed.claims);
-      return claimed;
-    });
+    return this.call(
+      true,
+      async () => {
+        this.instance.claimedAt = startedAt;
+        const claimed = await this.world.store.claimDue(limit, lease, fairness);
+        if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
+        this.claims(claimed.claims);
+        return claimed;
+      },
+      this.leaseLost(lease),
+    );
   }
 
   recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    let sends: SendRecord[] = [];
+    const sends = this.world.noteRecording(this.instance, attempts);
     return this.call(
       true,
       async () => {
@@ -180,11 +198,8 @@ export class InstanceStore extends OutboxStore {
         this.world.noteRecorded(attempts, sends, stored);
         return stored;
       },
-      (fault) => {
-        sends = this.world.noteRecording(this.instance, attempts, fault.stalled || fault.latencyMs > RECORD_BUDGET_MS);
-      },
-      () => {
-        this.world.noteRecorded(attempts, sends, null);
+      (applied) => {
+        if (!applied) this.world.noteRecorded(attempts, sends, null);
         this.world.noteLeasesGivenUp(attempts.map(({ claim }) => claim));
       },
     );
@@ -198,7 +213,6 @@ export class InstanceStore extends OutboxStore {
         this.world.noteReleased(claims);
         return released;
       },
-      undefined,
       () => this.world.noteLeasesGivenUp(claims),
     );
   }
@@ -207,7 +221,6 @@ export class InstanceStore extends OutboxStore {
     return this.call(
       true,
       () => this.world.store.cancel(claim, now, reason),
-      undefined,
       () => this.world.noteLeasesGivenUp([claim]),
     );
   }

@@ -1,5 +1,6 @@
-import { INVARIANT_NAMES, type InvariantName, KNOWN_VIOLATIONS } from './invariants';
+import { INVARIANT_NAMES, type InvariantName, isKnownViolation } from './invariants';
 import { runSeed, SimulationFailure, type SimOptions, type ToleratedViolation } from './simulator';
+import type { DuplicateCause } from './world-model';
 
 export const DEFAULT_STEPS = 300;
 
@@ -25,7 +26,8 @@ export interface RunSummary {
   steps: number;
   requests: number;
   simulatedMs: number;
-  excusedDuplicates: number;
+  /** Repeated sends, by the cause that excused each. */
+  readonly excusedDuplicates: Record<DuplicateCause, number>;
   readonly failures: { seed: number; message: string }[];
   readonly tolerated: Map<InvariantName, ToleratedSummary>;
 }
@@ -33,7 +35,7 @@ export interface RunSummary {
 /** The options of one seed's run, and the command that replays it with the same choices. */
 export function simulationOptions(seed: number, choices: RunChoices): SimOptions {
   const invariants = new Set((choices.only ?? INVARIANT_NAMES).filter((name) => !choices.skip?.includes(name)));
-  const tolerated = new Set(choices.survey ? INVARIANT_NAMES : choices.strict ? [] : KNOWN_VIOLATIONS.map((known) => known.invariant));
+  const tolerates = choices.survey ? () => true : choices.strict ? () => false : isKnownViolation;
   const flags = [
     `--steps=${choices.steps}`,
     ...(choices.strict || choices.survey ? ['--strict'] : []),
@@ -44,7 +46,7 @@ export function simulationOptions(seed: number, choices: RunChoices): SimOptions
     seed,
     steps: choices.steps,
     invariants,
-    tolerated,
+    tolerates,
     replay: () => `npm run test:simulation -- --seed=${seed} ${flags.join(' ')}`,
   };
 }
@@ -55,14 +57,21 @@ export async function runSeeds(
   choices: RunChoices,
   progress?: (done: number, total: number) => void,
 ): Promise<RunSummary> {
-  const summary: RunSummary = { steps: 0, requests: 0, simulatedMs: 0, excusedDuplicates: 0, failures: [], tolerated: new Map() };
+  const summary: RunSummary = {
+    steps: 0,
+    requests: 0,
+    simulatedMs: 0,
+    excusedDuplicates: noDuplicates(),
+    failures: [],
+    tolerated: new Map(),
+  };
   for (const [index, seed] of seeds.entries()) {
     try {
       const result = await runSeed(simulationOptions(seed, choices));
       summary.steps += result.steps;
       summary.requests += result.requests;
       summary.simulatedMs += result.simulatedMs;
-      summary.excusedDuplicates += result.excusedDuplicates;
+      addDuplicates(summary.excusedDuplicates, result.excusedDuplicates);
       for (const [invariant, violation] of result.tolerated) {
         const entry = summary.tolerated.get(invariant);
         if (entry) entry.seeds.push(seed);
@@ -79,12 +88,19 @@ export async function runSeeds(
 
 /** One summary of several runs (of worker processes), failures and tolerated violations in seed order. */
 export function mergeSummaries(summaries: readonly RunSummary[]): RunSummary {
-  const merged: RunSummary = { steps: 0, requests: 0, simulatedMs: 0, excusedDuplicates: 0, failures: [], tolerated: new Map() };
+  const merged: RunSummary = {
+    steps: 0,
+    requests: 0,
+    simulatedMs: 0,
+    excusedDuplicates: noDuplicates(),
+    failures: [],
+    tolerated: new Map(),
+  };
   for (const summary of summaries) {
     merged.steps += summary.steps;
     merged.requests += summary.requests;
     merged.simulatedMs += summary.simulatedMs;
-    merged.excusedDuplicates += summary.excusedDuplicates;
+    addDuplicates(merged.excusedDuplicates, summary.excusedDuplicates);
     merged.failures.push(...summary.failures);
     for (const [invariant, entry] of summary.tolerated) {
       const known = merged.tolerated.get(invariant);
@@ -96,4 +112,12 @@ export function mergeSummaries(summaries: readonly RunSummary[]): RunSummary {
   merged.failures.sort((a, b) => a.seed - b.seed);
   for (const entry of merged.tolerated.values()) entry.seeds.sort((a, b) => a - b);
   return merged;
+}
+
+function noDuplicates(): Record<DuplicateCause, number> {
+  return { crash: 0, pause: 0, outage: 0 };
+}
+
+function addDuplicates(sum: Record<DuplicateCause, number>, more: Readonly<Record<DuplicateCause, number>>): void {
+  for (const cause of Object.keys(sum) as DuplicateCause[]) sum[cause] += more[cause];
 }

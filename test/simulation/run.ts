@@ -122,7 +122,8 @@ async function many(seeds: number[], common: RunChoices, workers: number): Promi
     `${seeds.length} seeds (${seeds[0]}..${seeds[seeds.length - 1]}), ${summary.steps} steps, ${summary.requests} requests, ` +
       `${(summary.simulatedMs / 3_600_000).toFixed(0)} simulated hours in ${seconds.toFixed(1)} s${workers > 1 ? ` (${workers} processes)` : ''} ` +
       `(${(seeds.length / seconds).toFixed(1)} seeds/s, ${Math.round(summary.steps / seconds)} steps/s); ` +
-      `${summary.excusedDuplicates} repeated sends excused by a crash or a database outage`,
+      `repeated sends excused: ${summary.excusedDuplicates.crash} by a crash of the sender, ${summary.excusedDuplicates.pause} by a pause past its lease, ` +
+      `${summary.excusedDuplicates.outage} by the database down at its lease's end`,
   );
   printTolerated(summary.tolerated);
   if (summary.failures.length === 0) {

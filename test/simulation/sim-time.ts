@@ -59,11 +59,14 @@ export class SimTime {
 
 /**
  * One instance's clock: the simulated time plus its skew (a clock running ahead or behind), and timers on the shared
- * timeline. Halting it (the instance crashed) cancels every timer it started.
+ * timeline. Halting it (the instance crashed) cancels every timer it started; pausing it (a GC pause, SIGSTOP, a VM
+ * migration) holds everything of the process (its timers, and the answers it receives) until the pause ends.
  */
 export class SimClock extends Clock {
   private readonly timers = new Set<ClockTimer>();
   private halted = false;
+  /** Until when (global time) the process is paused. */
+  pausedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly time: SimTime,
@@ -76,15 +79,24 @@ export class SimClock extends Clock {
     return this.time.now + this.skewMs;
   }
 
+  /** Runs `run` now, or once the pause (and any pause started meanwhile) ends; never once halted. */
+  whenAwake(run: () => void): void {
+    if (this.halted) return;
+    if (this.time.now < this.pausedUntil) this.time.schedule(this.pausedUntil, () => this.whenAwake(run));
+    else run();
+  }
+
   override setTimeout(run: () => void, ms: number): ClockTimer {
     if (this.halted) return { cancel: () => undefined };
+    let cancelled = false;
     const timer = this.time.schedule(this.time.now + Math.max(0, ms), () => {
       this.timers.delete(timer);
-      run();
+      this.whenAwake(() => cancelled || run());
     });
     this.timers.add(timer);
     return {
       cancel: () => {
+        cancelled = true;
         timer.cancel();
         this.timers.delete(timer);
       },

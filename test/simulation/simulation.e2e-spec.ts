@@ -4,8 +4,8 @@ import { runSeed } from './simulator';
 
 /**
  * CI's fixed seeds of the deterministic simulation (test/simulation/simulator.ts); `npm run test:simulation -- --seeds=100000`
- * runs more. Violations of KNOWN_VIOLATIONS (issue 21's open bugs) are tolerated here; any other fails with the seed, the
- * step, the trace and the command that replays it.
+ * runs more. Violations of KNOWN_VIOLATIONS (each named by its open issue) are tolerated here; any other fails with the
+ * seed, the step, the trace and the command that replays it.
  */
 const CI_SEEDS = Array.from({ length: 50 }, (_, i) => i + 1);
 /**
@@ -49,6 +49,19 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 15066,
     found: "prompt-pickup: attempts skipped as a circuit opened freed the user's share, but nothing claimed for the user again",
   },
+  // Found by the strict faults (outage windows, answers lost after COMMIT, failed reads, pauses, the full 5 s skew).
+  { seed: 3, found: 'no-duplicate-send: a record given up after 4 tries (0.8 s) in a 28.6 s outage was sent again after its lease' },
+  { seed: 4, found: 'announced-once: a record retried after its commit (its answer lost) found its lease gone, never announced' },
+  { seed: 249, found: "announced-once: a record's last try inside its lease committed, its answer lost; given up, never announced" },
+  { seed: 95, found: 'prompt-pickup: a claim committed, its answer lost; nothing watched its leases until the minute tick' },
+  { seed: 282, found: 'prompt-pickup: a recover call committed, its answer lost; the recovering process did not poll for its rows' },
+  { seed: 23, found: 'no-duplicate-send (the invariant): a pause ending in the last 12 s of a lease makes the request late' },
+  { seed: 29, found: 'no-request-for-delivered (the invariant): a request made late by a pause, after another delivered it' },
+  { seed: 53, found: 'attempt-numbers (the invariant): a request made late by a pause repeats a number another recorded' },
+  { seed: 54, found: "retry-delays (the invariant): a skipped attempt's end was read off the recorder's skewed clock" },
+  { seed: 124, found: "retry-delays (the invariant): the run's skew left out a crashed instance whose clock stamped a due time" },
+  { seed: 102, found: 'prompt-pickup (the invariant): a worker counted as having room while the database was down' },
+  { seed: 105, found: 'bounded-memory (the invariant): the leases of a claim whose answer was lost counted as held' },
 ];
 
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {

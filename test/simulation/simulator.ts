@@ -2,8 +2,9 @@ import { Logger, type LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
-import { MAX_CLOCK_SKEW_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
+import { LEASE_MARGIN_MS, MAX_CLOCK_SKEW_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
+import { isUnreachable } from '../../src/notifications/delivery/engine/circuit-breaker';
 import { endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { ProcessRole } from '../../src/notifications/process-role';
@@ -15,12 +16,14 @@ import { DeliveryStatus } from '../../src/notifications/delivery/webhook-deliver
 import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
+import { DatabaseFaults } from './database-faults';
 import { claimOrder, type DeliveryRow, InMemoryOutboxStore, isDue, SimTransaction } from './in-memory-outbox-store';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
 import { Prng } from './prng';
 import { SimClock, SimTime } from './sim-time';
 import {
   type DeliveryTrack,
+  type DuplicateCause,
   engineCapacityOf,
   engineQueuesOf,
   formatMs,
@@ -30,10 +33,10 @@ import {
   HOUR,
   type Instance,
   LEASE_MS,
+  MAX_COOL_DOWN_FACTOR,
   MINUTE,
   type Mode,
   type Origin,
-  OUTAGE_MS,
   RETENTION_MS,
   SCHEDULE_MS,
   SCHEDULE_SLACK_MS,
@@ -43,7 +46,6 @@ import {
   type SimEvent,
   SKIPPED_FOR_OPEN_CIRCUIT,
   START,
-  type StoreFault,
   TIMEOUT_MS,
   TRACE_STEPS,
   unsentRecord,
@@ -55,8 +57,8 @@ export interface SimOptions {
   readonly steps: number;
   /** The invariants checked (all unless told). */
   readonly invariants?: ReadonlySet<InvariantName>;
-  /** Invariants whose violations are counted and reported instead of thrown (KNOWN_VIOLATIONS unless --strict). */
-  readonly tolerated?: ReadonlySet<InvariantName>;
+  /** Whether a violation is counted and reported instead of thrown (KNOWN_VIOLATIONS unless --strict). */
+  readonly tolerates?: (invariant: InvariantName, detail: string) => boolean;
   /** Every trace line as it happens (replay). */
   readonly verbose?: (line: string) => void;
   /** How to replay this run, printed with a failure. */
@@ -77,8 +79,8 @@ export interface SimResult {
   readonly simulatedMs: number;
   readonly events: number;
   readonly requests: number;
-  /** Repeated sends of an attempt excused by a crash or a database stall (at-least-once delivery). */
-  readonly excusedDuplicates: number;
+  /** Repeated sends of an attempt, each excused by its cause (at-least-once delivery). */
+  readonly excusedDuplicates: Readonly<Record<DuplicateCause, number>>;
   readonly tolerated: ReadonlyMap<InvariantName, ToleratedViolation>;
 }
 
@@ -139,7 +141,7 @@ class World implements StoreWorld {
   readonly store = new InMemoryOutboxStore();
   private readonly random: Prng;
   private readonly enabled: ReadonlySet<InvariantName>;
-  private readonly tolerated: ReadonlySet<InvariantName>;
+  private readonly tolerates: (invariant: InvariantName, detail: string) => boolean;
   private readonly toleratedSeen = new Map<InvariantName, ToleratedViolation>();
   private readonly toleratedKeys = new Set<string>();
   private readonly lines: { step: number; text: string }[] = [];
@@ -156,8 +158,13 @@ class World implements StoreWorld {
   private generation = 0;
   private readonly settings: DeliverySettings;
   private readonly roles: ProcessRole[];
+  /** The largest difference between two instances' clocks this run allows (at most the tolerated MAX_CLOCK_SKEW_MS). */
   private readonly maxSkewMs: number;
-  private readonly faults: { latency: number; stall: number; fail: number; prefsFail: number };
+  /** The largest difference between two instances' clocks so far (retry-delays allows that much). */
+  private skewSeenMs = 0;
+  private readonly offsetsSeen: number[] = [];
+  readonly database: DatabaseFaults;
+  private readonly faults: { prefsFail: number; pause: number; pauseAtSend: number };
 
   private readonly users: number[];
   private readonly types: readonly EventType[];
@@ -179,14 +186,18 @@ class World implements StoreWorld {
    */
   private haltedMs = 0;
   private requests = 0;
-  private excusedDuplicates = 0;
+  private readonly excusedDuplicates: Record<DuplicateCause, number> = { crash: 0, pause: 0, outage: 0 };
+  /** `deliveryId#attemptNumber` → how many times an instance announced it on `attemptRecorded`. */
+  private readonly announced = new Map<string, number>();
+  /** Per endpoint key: the answers of the requests to it, all instances together, in order (global time). */
+  private readonly answers = new Map<string, { at: number; unreachable: boolean }[]>();
   private nextEvent = 1;
   private nextTx = 1;
 
   constructor(private readonly options: SimOptions) {
     this.random = new Prng(options.seed);
     this.enabled = options.invariants ?? new Set(INVARIANT_NAMES);
-    this.tolerated = options.tolerated ?? new Set();
+    this.tolerates = options.tolerates ?? (() => false);
     const r = this.random;
     const concurrency = r.int(2, 6);
     this.settings = {
@@ -202,13 +213,14 @@ class World implements StoreWorld {
     };
     const count = r.int(2, 4);
     this.roles = Array.from({ length: count }, (_, i) => (i === 0 ? 'all' : r.weighted({ all: 6, worker: 2, api: 1 })));
-    this.maxSkewMs = r.chance(0.3) ? 2 * SECOND : 0;
-    this.faults = {
+    this.maxSkewMs = r.pick([0, 0, 2 * SECOND, MAX_CLOCK_SKEW_MS]);
+    this.database = new DatabaseFaults(this.time, r, {
       latency: r.pick([0, 0.1, 0.3]),
-      stall: r.pick([0, 0, 0.005, 0.02, 0.1]),
       fail: r.pick([0, 0, 0.005, 0.02]),
-      prefsFail: r.pick([0, 0.01]),
-    };
+      unknownOutcome: r.pick([0, 0, 0.005, 0.02]),
+      outage: r.pick([0, 0.5, 1, 2]),
+    });
+    this.faults = { prefsFail: r.pick([0, 0.01]), pause: r.pick([0, 0, 0.5, 1]), pauseAtSend: r.pick([0, 0, 0.002, 0.01]) };
     this.users = Array.from({ length: r.int(2, 4) }, (_, i) => i + 1);
     this.types = WEBHOOK_EVENT_TYPES.slice(0, 3);
     for (const userId of this.users) {
@@ -225,7 +237,8 @@ class World implements StoreWorld {
     this.trace(
       `seed ${this.options.seed}: ${this.roles.length} instances (${this.roles.join(', ')}), concurrency ${s.concurrency}, ` +
         `per endpoint ${s.perEndpointConcurrency}, batch ${s.batchSize}, circuit after ${s.circuitBreaker.failuresToOpen}, ` +
-        `skew up to ${this.maxSkewMs} ms, faults ${JSON.stringify(this.faults)}, users ${this.users.length}`,
+        `skew up to ${this.maxSkewMs} ms, database ${JSON.stringify(this.database.rates)}, faults ${JSON.stringify(this.faults)}, ` +
+        `users ${this.users.length}`,
     );
     this.roles.forEach((role, slot) => this.start(slot, role));
     await this.settle();
@@ -235,6 +248,7 @@ class World implements StoreWorld {
       this.check();
     }
     await this.quiesce();
+    this.checkAllAnnounced();
     this.check();
     return {
       seed: this.options.seed,
@@ -270,6 +284,8 @@ class World implements StoreWorld {
       toggle: 1,
       endpoint: 3,
       skew: this.maxSkewMs > 0 ? 1 : 0,
+      outage: this.database.rates.outage,
+      pause: alive.length > 0 ? this.faults.pause : 0,
     });
     switch (step) {
       case 'publish':
@@ -364,11 +380,40 @@ class World implements StoreWorld {
       }
       case 'skew': {
         const instance = r.pick(alive.length > 0 ? alive : this.instances);
-        instance.clock.skewMs = r.int(-this.maxSkewMs, this.maxSkewMs);
+        instance.clock.skewMs = this.randomSkew();
         this.trace(`clock of ${instance.name} now ${instance.clock.skewMs} ms off`);
         return;
       }
+      case 'outage': {
+        const outage = this.database.startOutage();
+        if (!outage) return;
+        this.trace(`database outage (${outage.kind}) for ${formatMs(outage.until - outage.from)}`);
+        return;
+      }
+      case 'pause':
+        this.pause(r.pick(alive));
+        return;
     }
+  }
+
+  /** An instance's clock offset: any two instances differ by at most maxSkewMs. */
+  private randomSkew(): number {
+    const skew = this.random.int(-this.maxSkewMs / 2, this.maxSkewMs / 2);
+    // Rows keep the times a clock stamped after its process is gone: every offset so far counts.
+    this.offsetsSeen.push(skew);
+    const offsets = this.offsetsSeen;
+    this.skewSeenMs = Math.max(this.skewSeenMs, Math.max(...offsets) - Math.min(...offsets));
+    return skew;
+  }
+
+  /** A process pause (GC, SIGSTOP, VM migration) of 1 to 90 s: none of its timers fires and no answer reaches it meanwhile. */
+  private pause(instance: Instance): void {
+    const until = Math.max(instance.clock.pausedUntil, this.time.now + this.random.int(SECOND, 90 * SECOND));
+    instance.clock.pausedUntil = until;
+    instance.pauses.push({ from: this.time.now, until });
+    instance.stalledUntil = Math.max(instance.stalledUntil, until);
+    this.time.schedule(until, () => undefined);
+    this.trace(`pause ${instance.name} for ${formatMs(until - this.time.now)}`);
   }
 
   private randomMode(): Mode {
@@ -458,7 +503,7 @@ class World implements StoreWorld {
 
   private start(slot: number, role: ProcessRole): void {
     const generation = this.generation++;
-    const skew = this.maxSkewMs > 0 ? this.random.int(-this.maxSkewMs, this.maxSkewMs) : 0;
+    const skew = this.randomSkew();
     const clock = new SimClock(this.time, skew);
     const settings = { ...this.settings, role };
     const events = new DeliveryEvents();
@@ -473,7 +518,7 @@ class World implements StoreWorld {
       claims: new Map<string, ClaimedDelivery[]>(),
       inFlight: new Map<string, number>(),
       inFlightTotal: 0,
-      outageUntil: 0,
+      pauses: [],
       stalledUntil: 0,
       leasesReadAt: Number.NEGATIVE_INFINITY,
       leasesSeen: new Set(),
@@ -502,6 +547,7 @@ class World implements StoreWorld {
       afterCommit as unknown as AfterCommit,
     );
     Object.assign(instance, { engine, scheduler: new DeliveryScheduler(engine, events, clock) });
+    events.attemptRecorded.subscribe(({ deliveryId, attemptNumber }) => this.noteAnnounced(instance, deliveryId, attemptNumber));
     events.circuitOpened.subscribe(({ userId, host, until }) => {
       const endpoint = `${userId} ${host}`;
       this.trace(`  ${instance.name}: circuit of ${endpoint} open until +${formatMs(until - clock.now())}`);
@@ -564,10 +610,13 @@ class World implements StoreWorld {
     this.check();
   }
 
+  /** Time no instance could deliver (the database down, or every delivering instance paused or dead) moves the deadlines. */
   private account(to: number): void {
+    const now = this.time.now;
     const deliverers = this.instances.filter((instance) => instance.alive && instance.role !== 'api');
-    const haltedUntil = Math.min(to, ...deliverers.map((instance) => Math.max(instance.outageUntil, this.time.now)));
-    this.haltedMs += haltedUntil - this.time.now;
+    const pausedUntil = Math.min(to, ...deliverers.map((instance) => Math.max(instance.clock.pausedUntil, now)));
+    const outageUntil = Math.min(to, this.database.current()?.until ?? now);
+    this.haltedMs += Math.max(pausedUntil, outageUntil) - now;
   }
 
   /** Lets the engines run until nothing moves: every microtask and setImmediate chain done. */
@@ -625,25 +674,33 @@ class World implements StoreWorld {
       this.failure ??= new Error(`simulation: ${instance.name} sent ${eventId} attempt ${attempt} without a claim it knows`);
       return Promise.reject(this.failure);
     }
+    // A pause between the engine's last look at the lease and the request: the request leaves when the process runs again.
+    if (this.random.chance(this.faults.pauseAtSend)) this.pause(instance);
+    return new Promise<AttemptResult>((resolve) => instance.clock.whenAwake(() => this.request(instance, claim, request, resolve)));
+  }
+
+  private request(instance: Instance, claim: ClaimedDelivery, request: WebhookRequest, resolve: (result: AttemptResult) => void): void {
+    const attempt = claim.attemptCount + 1;
     const host = new URL(request.url).host;
     const endpoint = endpointKeyOf(claim.userId, request.url);
     const record = this.checkSend(instance, claim, attempt, endpoint);
     const mode = this.modes.get(host) ?? 'up';
     const result = this.answer(mode);
-    this.trace(`  ${instance.name} sends ${eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${mode}]`);
-    return new Promise<AttemptResult>((resolve) => {
-      this.time.schedule(this.time.now + result.durationMs, () => {
-        this.activity++;
-        record.completedAt = this.time.now;
-        const list = this.inFlightByEndpoint.get(endpoint)!;
-        list.splice(list.indexOf(record), 1);
-        instance.inFlight.set(endpoint, instance.inFlight.get(endpoint)! - 1);
-        instance.inFlightTotal--;
-        this.trace(
-          `  ${eventId} attempt ${attempt} by ${instance.name}: ${result.outcome}${result.statusCode ? ` ${result.statusCode}` : ''}`,
-        );
-        if (instance.alive) resolve(result);
-      });
+    this.trace(`  ${instance.name} sends ${claim.eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${mode}]`);
+    this.time.schedule(this.time.now + result.durationMs, () => {
+      this.activity++;
+      record.completedAt = this.time.now;
+      const list = this.inFlightByEndpoint.get(endpoint)!;
+      list.splice(list.indexOf(record), 1);
+      instance.inFlight.set(endpoint, instance.inFlight.get(endpoint)! - 1);
+      instance.inFlightTotal--;
+      const answers = this.answers.get(endpoint) ?? [];
+      answers.push({ at: this.time.now, unreachable: isUnreachable(result.outcome) });
+      this.answers.set(endpoint, answers);
+      this.trace(
+        `  ${claim.eventId} attempt ${attempt} by ${instance.name}: ${result.outcome}${result.statusCode ? ` ${result.statusCode}` : ''}`,
+      );
+      if (instance.alive) instance.clock.whenAwake(() => resolve(result));
     });
   }
 
@@ -704,16 +761,27 @@ class World implements StoreWorld {
       this.violate('attempt-numbers', `n ${claim.id}`, `${what}: attempt number out of 1..${MAX_ATTEMPTS}`);
     const track = this.trackOf(claim.id);
     const earlier = track?.sends.get(attempt) ?? [];
-    if (earlier.length > 0) {
-      const unexcused = earlier.filter(
-        (send) =>
-          !(
-            send.stalled ||
-            send.instance.outageUntil >= (send.completedAt ?? send.startedAt) ||
-            (!send.instance.alive && send.record !== 'stored')
-          ),
+    const leaseUntil = claim.lockedUntil - instance.clock.skewMs;
+    // Sent after its lease could cover it because the process was paused since its last look: at-least-once allows that
+    // request (a repeat, another instance's request alongside it), nothing else does.
+    const late = this.pausedPast(instance, now, leaseUntil);
+    if (!late && now + TIMEOUT_MS + LEASE_MARGIN_MS > leaseUntil)
+      this.violate(
+        'no-duplicate-send',
+        `lease ${claim.id}#${attempt}`,
+        `${what} starts ${formatMs(now + TIMEOUT_MS + LEASE_MARGIN_MS - leaseUntil)} too late for its lease (ends ${this.at(leaseUntil)}) to cover its deadline, record budget and the tolerated skew`,
       );
-      if (unexcused.length === 0) this.excusedDuplicates++;
+    if (track && !late && earlier.length === 0 && attempt !== track.recordedEnd.size + 1)
+      this.violate(
+        'attempt-numbers',
+        `n ${claim.id}#${attempt}`,
+        `${what}: ${track.recordedEnd.size} attempt(s) recorded, so the next is ${track.recordedEnd.size + 1}`,
+      );
+    if (earlier.length > 0) {
+      // A repeat is excused only by what took the first sender's lease, or by a pause that made this request late.
+      const causes = earlier.map((send) => this.lostLease(send) ?? (late ? 'pause' : null));
+      const unexcused = earlier.filter((_, index) => causes[index] === null);
+      if (unexcused.length === 0) this.excusedDuplicates[causes[causes.length - 1]!]++;
       else
         this.violate(
           'no-duplicate-send',
@@ -723,9 +791,9 @@ class World implements StoreWorld {
         );
     }
     const row = this.store.deliveries.get(claim.id);
-    if (row?.status === DeliveryStatus.DELIVERED)
+    if (!late && row?.status === DeliveryStatus.DELIVERED)
       this.violate('no-request-for-delivered', `d ${claim.id}`, `${what}: the delivery is DELIVERED`);
-    else if (event && event.deliveredAt !== null && track?.origin !== 'redelivery')
+    else if (!late && event && event.deliveredAt !== null && track?.origin !== 'redelivery')
       this.violate(
         'no-request-for-delivered',
         `e ${claim.eventId}#${claim.id}`,
@@ -734,9 +802,9 @@ class World implements StoreWorld {
     if (attempt >= 2 && track) {
       const previousEnd = track.recordedEnd.get(attempt - 1);
       const delay = RETRY_DELAYS_MS[attempt - 2];
-      // Due times come from the clock of the instance that recorded attempt n: one whose clock runs ahead of it (by at
-      // most the skew we tolerate and document) starts attempt n+1 that much early.
-      if (previousEnd !== undefined && now < previousEnd + delay - MAX_CLOCK_SKEW_MS)
+      // Due times come from the clock of the instance that recorded attempt n: one whose clock runs ahead of it starts
+      // attempt n+1 that much early (by at most the skew this run has had, itself at most the tolerated MAX_CLOCK_SKEW_MS).
+      if (previousEnd !== undefined && now < previousEnd + delay - this.skewSeenMs)
         this.violate(
           'retry-delays',
           `delay ${claim.id}#${attempt}`,
@@ -745,11 +813,12 @@ class World implements StoreWorld {
     }
     const perEndpoint = (instance.inFlight.get(endpoint) ?? 0) + 1;
     const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];
-    if (inFlight.length + 1 > instance.settings.perEndpointConcurrency)
+    const onTime = inFlight.filter((send) => !send.late);
+    if (!late && onTime.length + 1 > instance.settings.perEndpointConcurrency)
       this.violate(
         'endpoint-cap',
         `cap ${claim.id}#${attempt}`,
-        `${what}: ${inFlight.length + 1} in flight to ${endpoint}, all instances together (cap ${instance.settings.perEndpointConcurrency}; ${inFlight.map((send) => `${send.instance.name}: delivery ${send.deliveryId}`).join(', ')})`,
+        `${what}: ${onTime.length + 1} in flight to ${endpoint}, all instances together (cap ${instance.settings.perEndpointConcurrency}; ${onTime.map((send) => `${send.instance.name}: delivery ${send.deliveryId}`).join(', ')})`,
       );
     if (instance.inFlightTotal + 1 > instance.settings.concurrency)
       this.violate(
@@ -758,8 +827,8 @@ class World implements StoreWorld {
         `${what}: ${instance.inFlightTotal + 1} in flight (concurrency ${instance.settings.concurrency})`,
       );
     const probe = engineQueuesOf(instance).isHalfOpen(endpoint, instance.clock.now());
-    const probes = inFlight.filter((send) => send.probe);
-    if (probe && probes.length > 0)
+    const probes = onTime.filter((send) => send.probe);
+    if (probe && !late && probes.length > 0)
       this.violate(
         'one-probe',
         `probe ${claim.id}#${attempt}`,
@@ -774,7 +843,8 @@ class World implements StoreWorld {
       startedAt: now,
       completedAt: null,
       record: 'none',
-      stalled: false,
+      leaseUntil,
+      late,
       probe,
     };
     inFlight.push(record);
@@ -788,15 +858,24 @@ class World implements StoreWorld {
 
   // ---- what the store tells -----------------------------------------------------------------------------------------
 
-  storeFault(mutates: boolean): StoreFault {
-    const r = this.random;
-    // A stall: mostly a slow database (1 to 5 s, which the engine must ride out without a repeat send, but for a record
-    // that takes longer than its budget: see SendRecord.stalled), sometimes an
-    // outage (20 to 90 s, which may cost a lease). The slow range was written as beyond the lease margin when that was
-    // 1 s; with the margin at 7 s (record budget and clock skew) that bound became an inverted range, 5 to 7 s.
-    const stall = r.chance(this.faults.stall) ? (r.chance(0.7) ? r.int(SECOND + 1, 5 * SECOND) : r.int(OUTAGE_MS, 90 * SECOND)) : 0;
-    const latencyMs = stall > 0 ? stall : r.chance(this.faults.latency) ? r.int(1, 400) : 0;
-    return { latencyMs, fail: mutates && r.chance(this.faults.fail), stalled: stall >= OUTAGE_MS };
+  /** What cost a sent attempt's lease before its record was stored, if anything: then a repeat is excused. */
+  private lostLease(send: SendRecord): DuplicateCause | null {
+    if (send.record === 'stored') return null;
+    if (!send.instance.alive) return 'crash';
+    if (this.pausedPast(send.instance, send.startedAt, send.leaseUntil)) return 'pause';
+    // The engine retries a record until its lease's end less the tolerated skew: only a database down then loses it.
+    if (this.database.downDuring(send.leaseUntil - LEASE_MARGIN_MS, send.leaseUntil)) return 'outage';
+    return null;
+  }
+
+  /**
+   * Whether a pause of the instance that ended at or after `since` lasted into the end of a lease ending at `leaseUntil`:
+   * past the last moment an attempt may start under it (its deadline and LEASE_MARGIN_MS before the end).
+   */
+  private pausedPast(instance: Instance, since: number, leaseUntil: number): boolean {
+    return instance.pauses.some(
+      (pause) => pause.until >= since && pause.from <= leaseUntil && pause.until > leaseUntil - TIMEOUT_MS - LEASE_MARGIN_MS,
+    );
   }
 
   /** New deliveries get their track (deadline from now). */
@@ -815,6 +894,7 @@ class World implements StoreWorld {
         by,
         sends: new Map(),
         recordedEnd: new Map(),
+        recordedBy: new Map(),
         parked: false,
         roomSince: null,
       });
@@ -829,14 +909,13 @@ class World implements StoreWorld {
     }
   }
 
-  noteRecording(
-    instance: Instance,
-    attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[],
-    stalled: boolean,
-  ): SendRecord[] {
+  noteRecording(instance: Instance, attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): SendRecord[] {
     return attempts.map(({ claim, record }) => {
       // An attempt skipped for an open circuit is recorded without a request: it ends when it was recorded.
-      if (record.result.outcome === 'circuit_open') return unsentRecord(instance, claim, record.startedAt, 'pending', stalled);
+      if (record.result.outcome === 'circuit_open') {
+        this.checkSkip(instance, claim, record);
+        return unsentRecord(instance, claim, record.startedAt - instance.clock.skewMs, 'pending');
+      }
       // When an event has two PENDING deliveries held by one instance, a request (which names the event, not the
       // delivery) may have been attributed to the other one: take that one's send.
       const send =
@@ -852,10 +931,9 @@ class World implements StoreWorld {
         this.failure ??= new Error(
           `simulation: ${instance.name} records delivery ${claim.id} attempt ${claim.attemptCount + 1} it never sent`,
         );
-        return unsentRecord(instance, claim, 0, 'none', false);
+        return unsentRecord(instance, claim, 0, 'none');
       }
-      send.record = 'pending';
-      send.stalled ||= stalled;
+      if (send.record === 'none' || send.record === 'failed') send.record = 'pending';
       return send;
     });
   }
@@ -868,20 +946,72 @@ class World implements StoreWorld {
     attempts.forEach(({ claim, record }, index) => {
       const send = sends[index];
       if (stored === null) {
-        send.record = 'failed';
+        if (send.record !== 'stored') send.record = 'failed';
         this.trace(`  record ${claim.eventId} (delivery ${claim.id}) attempt ${send.attempt} by ${send.instance.name}: database error`);
         return;
       }
+      // A retry of a record whose first try committed (its answer lost) finds the lease gone: it stays stored.
+      if (send.record === 'stored') return;
       send.record = stored[index] ? 'stored' : 'lost-lease';
-      this.sendsByClaim.delete(`${claim.lockToken}#${claim.id}`);
       this.trace(
         `  record ${claim.eventId} (delivery ${claim.id}) attempt ${send.attempt} by ${send.instance.name}: ${stored[index] ? record.status : 'lease lost'}`,
       );
       if (!stored[index]) return;
       this.trackOf(claim.id)?.recordedEnd.set(send.attempt, send.completedAt ?? this.time.now);
+      this.trackOf(claim.id)?.recordedBy.set(send.attempt, send.instance);
       const event = this.events.get(claim.eventId);
       if (record.status === DeliveryStatus.DELIVERED && event) event.deliveredAt = this.time.now;
     });
+  }
+
+  /**
+   * An attempt skipped for an open circuit: the endpoint's latest answer before the skip, all instances together, was
+   * unreachable (a timeout, a refused connection), within the longest cool-down and a probe's deadline.
+   */
+  private checkSkip(instance: Instance, claim: ClaimedDelivery, record: AttemptRecord): void {
+    const host = /^circuit open for (\S+) /.exec(record.result.error ?? '')?.[1];
+    const endpoint = `${claim.userId} ${host}`;
+    const skippedAt = record.startedAt - instance.clock.skewMs;
+    const last = this.answers.get(endpoint)?.findLast((answer) => answer.at <= skippedAt);
+    const { coolDownMs } = instance.settings.circuitBreaker;
+    const within = MAX_COOL_DOWN_FACTOR * coolDownMs + TIMEOUT_MS + this.maxSkewMs;
+    if (!last?.unreachable || skippedAt - last.at > within)
+      this.violate(
+        'no-spurious-skip',
+        `skip ${claim.id}#${claim.attemptCount + 1}`,
+        `${instance.name} skipped delivery ${claim.id} attempt ${claim.attemptCount + 1} for an open circuit of ${endpoint} at ${this.at(skippedAt)}; ` +
+          (last
+            ? `its latest answer (${this.at(last.at)}) was ${last.unreachable ? `unreachable, ${formatMs(skippedAt - last.at)} before` : 'an answer'}`
+            : 'it never answered before'),
+      );
+  }
+
+  /** An instance announced a recorded attempt on `attemptRecorded` (health, metrics and auto-disable listen to it). */
+  private noteAnnounced(instance: Instance, deliveryId: number, attemptNumber: number): void {
+    const key = `${deliveryId}#${attemptNumber}`;
+    const count = (this.announced.get(key) ?? 0) + 1;
+    this.announced.set(key, count);
+    if (count > 1 || !this.tracks.get(deliveryId)?.recordedEnd.has(attemptNumber))
+      this.violate(
+        'announced-once',
+        `announce ${key}`,
+        `${instance.name} announced delivery ${deliveryId} attempt ${attemptNumber} ${count > 1 ? `${count} times` : 'which is not recorded'}`,
+      );
+  }
+
+  /** At rest after the quiet phase: every recorded attempt was announced, unless its recorder crashed before it could. */
+  private checkAllAnnounced(): void {
+    for (const track of this.tracks.values())
+      for (const attempt of track.recordedEnd.keys()) {
+        if (this.announced.has(`${track.id}#${attempt}`)) continue;
+        const recorder = track.recordedBy.get(attempt);
+        if (recorder && !recorder.alive) continue;
+        this.violate(
+          'announced-once',
+          `unannounced ${track.id}#${attempt}`,
+          `delivery ${track.id} attempt ${attempt} was recorded${recorder ? ` by ${recorder.name}` : ''} and never announced`,
+        );
+      }
   }
 
   /**
@@ -895,7 +1025,7 @@ class World implements StoreWorld {
     }
   }
 
-  noteLeasesGivenUp(claims: readonly ClaimedDelivery[]): void {
+  noteLeasesGivenUp(claims: readonly Pick<ClaimedDelivery, 'id' | 'lockToken'>[]): void {
     for (const claim of claims) this.leasesGivenUp.add(`${claim.lockToken}#${claim.id}`);
   }
 
@@ -932,8 +1062,9 @@ class World implements StoreWorld {
         heldOfUser.set(`${owner.name} ${row.userId}`, (heldOfUser.get(`${owner.name} ${row.userId}`) ?? 0) + 1);
       }
     }
-    // An instance waiting on a stalled database call (over a second: a slow database or an outage) cannot claim promptly:
-    // it does not count; nor one that started less than the bound ago (what waited while no instance had room is
+    // An instance waiting on a stalled database call (over a second: an outage it waits out) or paused cannot claim
+    // promptly: it does not count, nor does any while the database is down (or was, within the bound); nor one that
+    // started less than the bound ago (what waited while no instance had room is
     // measured from its start). Room is what the engine counts (InstanceCapacity): its capacity is the memory bound
     // capped by what its slots start within a lease at the recent attempt duration (slow or timing-out endpoints make it
     // smaller), and it claims only when a batch (or half that capacity) fits (`fitsBatch`).
@@ -941,6 +1072,7 @@ class World implements StoreWorld {
       const capacity = engineCapacityOf(instance).capacity();
       return (
         instance.stalledUntil < now - promptMs &&
+        !this.database.downDuring(now - promptMs, now) &&
         instance.startedAt < now - promptMs &&
         capacity - (held.get(instance) ?? 0) >= Math.min(instance.settings.batchSize, capacity / 2)
       );
@@ -1066,7 +1198,7 @@ class World implements StoreWorld {
   violate(name: InvariantName, key: string, detail: string): void {
     if (!this.enabled.has(name)) return;
     const message = `${name} (${INVARIANTS[name]}): ${detail}`;
-    if (this.tolerated.has(name)) {
+    if (this.tolerates(name, detail)) {
       if (this.toleratedKeys.has(`${name} ${key}`)) return;
       this.toleratedKeys.add(`${name} ${key}`);
       const seen = this.toleratedSeen.get(name);

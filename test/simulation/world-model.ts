@@ -32,8 +32,6 @@ export const RETENTION_MS: Record<'DELIVERED' | 'FAILED' | 'CANCELLED', number> 
   FAILED: 90 * MINUTE,
 };
 export const TRACE_STEPS = 30;
-/** A database call this slow is an outage: a delivery whose record it held up may be sent twice (excused, counted). */
-export const OUTAGE_MS = 20 * SECOND;
 /** How the error of an attempt skipped for an open circuit starts (engine/attempt-record.ts, skippedForOpenCircuit). */
 export const SKIPPED_FOR_OPEN_CIRCUIT = 'circuit open for ';
 export const SETTLE_TURNS_MAX = 20_000;
@@ -51,13 +49,6 @@ export interface SimEvent {
   purged: boolean;
 }
 
-export interface StoreFault {
-  readonly latencyMs: number;
-  readonly fail: boolean;
-  /** An outage: a stall of {@link OUTAGE_MS} or more. */
-  readonly stalled: boolean;
-}
-
 export interface SendRecord {
   readonly instance: Instance;
   readonly deliveryId: number;
@@ -67,16 +58,21 @@ export interface SendRecord {
   readonly startedAt: number;
   completedAt: number | null;
   record: 'none' | 'pending' | 'stored' | 'lost-lease' | 'failed';
-  /**
-   * Its record was held up past the budget its lease leaves room for: by a database outage (a stall of
-   * {@link OUTAGE_MS} or more), or a record call slower than RECORD_BUDGET_MS. No lease margin covers that.
-   */
-  stalled: boolean;
+  /** When (global time) the lease it was sent under ends. */
+  readonly leaseUntil: number;
+  /** Sent after its lease could cover it, because its process was paused since the engine's last look at the lease. */
+  readonly late: boolean;
   /** Sent while the sending instance's circuit of the endpoint was half-open: the request probes the endpoint. */
   readonly probe: boolean;
 }
 
 export type Origin = 'publish' | 'redelivery' | 'recovery';
+
+/** What may make an attempt go out twice: its sender crashed, was paused past its lease, or the database was down then. */
+export type DuplicateCause = 'crash' | 'pause' | 'outage';
+
+/** A circuit's cool-down doubles after each failed probe, up to this factor (MAX_COOL_DOWN_FACTOR in circuit-breaker.ts). */
+export const MAX_COOL_DOWN_FACTOR = 16;
 
 export interface DeliveryTrack {
   readonly id: number;
@@ -92,6 +88,8 @@ export interface DeliveryTrack {
   readonly sends: Map<number, SendRecord[]>;
   /** When each recorded attempt's answer came (global time). */
   readonly recordedEnd: Map<number, number>;
+  /** The instance whose record of each attempt was stored. */
+  readonly recordedBy: Map<number, Instance>;
   /** Seen parked by an open circuit at some point. */
   parked: boolean;
   /** Since when (global time) it has been claimable, an expired lease or due after parking, while some instance had room for it. */
@@ -118,8 +116,8 @@ export interface Instance {
   readonly claims: Map<string, ClaimedDelivery[]>;
   readonly inFlight: Map<string, number>;
   inFlightTotal: number;
-  /** Until when (global time) a database outage holds up one of its calls, records queued behind it included. */
-  outageUntil: number;
+  /** Its pauses (global time): nothing of the process ran during each. */
+  readonly pauses: { readonly from: number; readonly until: number }[];
   /** Until when (global time) a stalled database call (over a second: a slow database or an outage) holds up one of its calls. */
   stalledUntil: number;
   /** When (global time) its latest read of the running leases' ends (`nextLeaseExpiry`, an `all` process) applied. */
@@ -140,13 +138,7 @@ export interface HostTransaction {
 }
 
 /** The record of an attempt that made no request (skipped for an open circuit, or one the simulation cannot match). */
-export function unsentRecord(
-  instance: Instance,
-  claim: ClaimedDelivery,
-  at: number,
-  record: SendRecord['record'],
-  stalled: boolean,
-): SendRecord {
+export function unsentRecord(instance: Instance, claim: ClaimedDelivery, at: number, record: SendRecord['record']): SendRecord {
   const attempt = claim.attemptCount + 1;
   return {
     instance,
@@ -157,7 +149,8 @@ export function unsentRecord(
     startedAt: at,
     completedAt: at,
     record,
-    stalled,
+    leaseUntil: claim.lockedUntil - instance.clock.skewMs,
+    late: false,
     probe: false,
   };
 }
