@@ -23,6 +23,7 @@ export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-re
 export { parseUserId } from './notifications/auth/user-id';
 export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
 export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher.service';
+export { QueryRunnerTransactionStillOpenError } from './notifications/common/database/serial-transactions';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
 export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
 export { signStandardWebhook } from './notifications/delivery/standard-webhooks-signature';

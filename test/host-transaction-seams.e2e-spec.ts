@@ -80,6 +80,94 @@ describe.each(TEST_DATABASE_KINDS)("the host's transactions and the module's on 
     expect(await deliveries()).toBe(1);
   });
 
+  /** Resolves once the module asks for a transaction of its own (after the publish validated and read its targets). */
+  const moduleAsksForATransaction = () =>
+    new Promise<void>((resolve) => {
+      const transaction = dataSource.manager.transaction;
+      const spy = vi.spyOn(dataSource.manager, 'transaction').mockImplementation(((...args: Parameters<typeof transaction>) => {
+        spy.mockRestore();
+        resolve();
+        return transaction.apply(dataSource.manager, args);
+      }) as typeof transaction);
+    });
+
+  it("keeps another caller's publish when a host's query runner transaction rolls back", async () => {
+    let opened!: () => void;
+    const hostOpened = new Promise<void>((resolve) => (opened = resolve));
+    let rollBack!: () => void;
+    const hostMayEnd = new Promise<void>((resolve) => (rollBack = resolve));
+    // The host's own flow (say, another request): a transaction it starts and ends by hand.
+    const host = (async () => {
+      const queryRunner = dataSource.createQueryRunner();
+      await queryRunner.connect();
+      await queryRunner.startTransaction();
+      try {
+        await queryRunner.query('SELECT 1');
+        opened();
+        await hostMayEnd;
+      } finally {
+        await queryRunner.rollbackTransaction();
+        await queryRunner.release();
+      }
+    })();
+    await within(5_000, hostOpened, 'the host transaction');
+
+    const asked = moduleAsksForATransaction();
+    const publish = kit.publisher.publish(event('published by another caller'));
+    await within(5_000, Promise.race([publish, asked]), 'the publish');
+    rollBack();
+    await within(5_000, host, 'the host rollback');
+    const { eventIds } = await within(5_000, publish, 'the publish after the rollback');
+
+    const [delivered] = await kit.waitForDelivery({ userId });
+    expect(delivered.eventId).toBe(eventIds[0]);
+    expect(await deliveries()).toBe(1);
+  });
+
+  it('refuses a publish without manager awaited inside a host transaction, naming { manager }, and stores nothing', async () => {
+    let refusal: unknown;
+    const host = dataSource.transaction(async (manager) => {
+      await manager.query('SELECT 1');
+      refusal = await kit.publisher.publish(event('published inside without manager')).catch((error: unknown) => error);
+      throw new Error('the host changed its mind');
+    });
+    await expect(within(5_000, host, 'the host transaction')).rejects.toThrow('the host changed its mind');
+
+    expect(refusal).toBeInstanceOf(TypeError);
+    expect((refusal as Error).message).toMatch(/\{ manager \}/);
+    await kit.settle();
+    expect(await deliveries()).toBe(0);
+    expect(kit.receiver.requests).toHaveLength(0);
+  });
+
+  it("publishes through a query runner's manager: delivered when it commits, nothing stored or sent when it rolls back", async () => {
+    const inQueryRunner = async (title: string, end: 'commit' | 'rollback') => {
+      const queryRunner = dataSource.createQueryRunner();
+      await queryRunner.connect();
+      await queryRunner.startTransaction();
+      try {
+        const published = await kit.publisher.publish(event(title), { manager: queryRunner.manager });
+        if (end === 'commit') await queryRunner.commitTransaction();
+        else await queryRunner.rollbackTransaction();
+        return published;
+      } finally {
+        await queryRunner.release();
+      }
+    };
+
+    const rolledBack = await within(5_000, inQueryRunner('rolled back', 'rollback'), 'the rolled back query runner');
+    expect(rolledBack.queuedDeliveries).toBe(1);
+    await kit.settle();
+    expect(await deliveries()).toBe(0);
+    expect(kit.receiver.requests).toHaveLength(0);
+
+    const committed = await within(5_000, inQueryRunner('committed', 'commit'), 'the committed query runner');
+    const [delivered] = await kit.waitForDelivery({ userId });
+    expect(delivered.eventId).toBe(committed.eventIds[0]);
+    expect(delivered.json()).toMatchObject({ title: 'committed' });
+    expect(await deliveries()).toBe(1);
+  });
+
   it('runs concurrent transactions one at a time on SQLite, in the order asked', async () => {
     const order: string[] = [];
     const step = (name: string) => (manager: EntityManager) =>

@@ -32,9 +32,16 @@ export interface PublishOptions {
   /**
    * The host's transaction (the `manager` of `dataSource.transaction(manager => …)` or of a query runner, on the module's
    * DataSource): the events and their deliveries are stored through it and commit or roll back with the host's rows;
-   * the first attempts start once it has committed. Without it, the module commits them itself (group-committed); on
-   * SQLite, a call from inside a transaction of that DataSource joins it as if it were given (its one connection is
-   * inside that transaction, and the module's own transactions wait for it to end).
+   * the first attempts start once it has committed. Without it, the module commits them itself (group-committed), and
+   * what answered is kept whatever other transactions do, on every database.
+   *
+   * Inside a transaction, pass it. A call without it from inside a `dataSource.transaction(…)` callback throws a
+   * `TypeError` saying so, on every database: on MySQL/MariaDB it would commit apart and outlive your rollback, on
+   * SQLite's one connection it could only join your transaction (and vanish with its rollback) or wait for its end,
+   * which never comes while you await it. A transaction a query runner started by hand has no callback to tell your
+   * calls from other callers': on SQLite the module's transactions wait for it to end (others' publishes are then kept
+   * after your rollback), and one waiting over 10 s is refused (`QueryRunnerTransactionStillOpenError`) saying to pass
+   * `{ manager: queryRunner.manager }`, nothing stored; on MySQL/MariaDB such a call is committed apart.
    */
   readonly manager?: EntityManager;
   /**
@@ -161,8 +168,9 @@ export class WebhookPublisher {
     });
     // Refused before anything is read through it: another DataSource's manager would read (and write) another database.
     if (options.manager) this.afterCommit.transactionOf(options.manager);
+    else this.afterCommit.refuseInsideTransaction();
     if (valid.length === 0) return { eventIds: [], queuedDeliveries: 0 };
-    const manager = options.manager ?? this.afterCommit.enclosingTransaction();
+    const manager = options.manager;
     return this.tracing.publish(options.trace, { eventTypes: valid.map(({ event }) => event.type) }, (trace) =>
       key === undefined ? this.publishUnkeyed(valid, manager, trace) : this.publishOnce(producer, key, valid, now, manager, trace),
     );

@@ -16,13 +16,14 @@ import type {
  * module's DataSource (TypeORM calls `afterTransactionCommit` after every COMMIT and after every savepoint release; the
  * work waits for the outermost commit). The work starts after the commit returns, never delaying the host's call.
  *
- * On SQLite it also puts the DataSource's transactions in one queue ({@link serialTransactionsOf}): the module's own and
- * the host's then never share the one connection, so no rollback takes another caller's work along.
+ * On SQLite it also puts the DataSource's transactions, query runners' included, in one queue
+ * ({@link serialTransactionsOf}): the module's own and the host's then never share the one connection, so no rollback
+ * takes another caller's work along.
  */
 @Injectable()
 export class AfterCommit implements EntitySubscriberInterface {
   private readonly pending = new WeakMap<QueryRunner, { committed: () => void; rolledBack?: () => void }[]>();
-  private readonly serial: SerialTransactions | undefined;
+  private readonly serial: SerialTransactions;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     dataSource.subscribers.push(this);
@@ -30,11 +31,18 @@ export class AfterCommit implements EntitySubscriberInterface {
   }
 
   /**
-   * On SQLite, the transaction the caller runs in (a publish without `manager` from inside the host's transaction):
-   * its work can only join it there, the one connection being inside it. Undefined elsewhere.
+   * Refuses a publish without `manager` from inside the callback of a transaction of the module's DataSource, on every
+   * database. It cannot mean the same on both otherwise: on MySQL/MariaDB it would commit on a connection of its own
+   * and outlive the host's rollback, while on SQLite the one connection is inside the host's transaction, so it could
+   * only join it (and vanish with its rollback after answering) or wait for it to end (which the host's callback, awaiting
+   * the publish, never does). Either way the caller most likely meant to pass its manager.
    */
-  enclosingTransaction(): EntityManager | undefined {
-    return this.serial?.joinable(this.dataSource);
+  refuseInsideTransaction(): void {
+    if (this.serial.inside())
+      throw new TypeError(
+        "publish() without { manager } inside a transaction of NotificationsModule's DataSource: pass { manager } (your " +
+          "transaction's manager) to store the events with your rows, or publish after the transaction ends",
+      );
   }
 
   /** The query runner of a manager inside a transaction of the module's DataSource; a clear error otherwise. */
