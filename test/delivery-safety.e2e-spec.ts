@@ -83,11 +83,12 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
       expect(current.id).toBe(stale.id);
 
       const result = { outcome: 'success' as const, statusCode: 200, durationMs: 5, error: null, responseExcerpt: null };
-      const record = { startedAt: t.clock.now(), result, status: DeliveryStatus.DELIVERED, nextAttemptAt: null };
+      // Each attempt started under its own lease: the stale one 61 s before the current one.
+      const record = (startedAt: number) => ({ startedAt, result, status: DeliveryStatus.DELIVERED, nextAttemptAt: null });
       expect(
         await outbox.recordAttempts([
-          { claim: stale, record },
-          { claim: current, record },
+          { claim: stale, record: record(t.clock.now() - 61_000) },
+          { claim: current, record: record(t.clock.now()) },
         ]),
       ).toEqual([false, true]);
       const attempts = await t.app.get(DeliveryLogRepository).attemptsOf(current.id);

@@ -490,7 +490,11 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     return new Map(rows.map((row) => [Number(row.id), row.locked_by]));
   }
 
-  /** Of attempts whose lease is gone, those an earlier try of their record stored (its answer lost): same number and start. */
+  /**
+   * Of attempts whose lease is gone, those an earlier try of their record stored (its answer lost): same number and start.
+   * Two leases of one delivery never share a start: an attempt starts only while its lease covers its deadline and
+   * margin, and the next lease is taken only once that one's end has passed (both by the same stored number).
+   */
   private async recordedBefore(manager: EntityManager, attempts: readonly RecordedAttempt[]): Promise<Set<RecordedAttempt>> {
     const ids = [...new Set(attempts.map(({ claim }) => claim.id))];
     const rows: { delivery_id: number | string; attempt_number: number | string; started_at: number | string }[] = await manager.query(
