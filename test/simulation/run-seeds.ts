@@ -1,5 +1,6 @@
 import { INVARIANT_NAMES, type InvariantName, isKnownViolation } from './invariants';
 import { runSeed, SimulationFailure, type SimOptions, type ToleratedViolation } from './simulator';
+import type { MutationName } from './mutations';
 import type { DuplicateCause } from './world-model';
 
 export const DEFAULT_STEPS = 300;
@@ -14,6 +15,8 @@ export interface RunChoices {
   readonly only?: readonly InvariantName[];
   /** Check all but these. */
   readonly skip?: readonly InvariantName[];
+  /** Run a deliberately broken engine or store (mutations.ts). */
+  readonly mutation?: MutationName;
 }
 
 export interface ToleratedSummary {
@@ -41,8 +44,10 @@ export function simulationOptions(seed: number, choices: RunChoices): SimOptions
     ...(choices.strict || choices.survey ? ['--strict'] : []),
     ...(choices.only ? [`--invariants=${choices.only.join(',')}`] : []),
     ...(choices.skip ? [`--skip=${choices.skip.join(',')}`] : []),
+    ...(choices.mutation ? [`--mutation=${choices.mutation}`] : []),
   ];
   return {
+    mutation: choices.mutation,
     seed,
     steps: choices.steps,
     invariants,

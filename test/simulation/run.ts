@@ -7,10 +7,12 @@
  *   --survey         tolerate every invariant: list which seeds break which
  *   --invariants=a,b check only these; --skip=a,b check all but these
  *   --workers=W      processes running seeds at once (default: the CPUs, for 100 seeds or more)
+ *   --mutation=M     run a deliberately broken engine or store (mutations.ts): lists the seeds where its invariant breaks
  */
 import { fork } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { INVARIANT_NAMES, type InvariantName, KNOWN_VIOLATIONS } from './invariants';
+import { MUTATION_NAMES, type MutationName } from './mutations';
 import {
   DEFAULT_STEPS,
   mergeSummaries,
@@ -28,7 +30,7 @@ function main(): Promise<number> {
       return [key, value] as const;
     }),
   );
-  const known = new Set(['seeds', 'from', 'seed', 'steps', 'strict', 'survey', 'invariants', 'skip', 'workers', 'child']);
+  const known = new Set(['seeds', 'from', 'seed', 'steps', 'strict', 'survey', 'invariants', 'skip', 'workers', 'child', 'mutation']);
   for (const key of args.keys()) if (!known.has(key)) throw new Error(`unknown option --${key} (see test/simulation/run.ts)`);
   const list = (value: string | undefined) => (value ? (value.split(',').filter(Boolean) as InvariantName[]) : undefined);
   for (const name of [...(list(args.get('invariants')) ?? []), ...(list(args.get('skip')) ?? [])])
@@ -39,7 +41,10 @@ function main(): Promise<number> {
     survey: args.has('survey'),
     only: list(args.get('invariants')),
     skip: list(args.get('skip')),
+    mutation: args.get('mutation') as MutationName | undefined,
   };
+  if (common.mutation && !MUTATION_NAMES.includes(common.mutation))
+    throw new Error(`unknown mutation ${common.mutation}; one of ${MUTATION_NAMES.join(', ')}`);
   if (args.has('seed')) return replay(Number(args.get('seed')), common);
   const from = Number(args.get('from') ?? 1);
   const count = Number(args.get('seeds') ?? 200);
@@ -71,6 +76,7 @@ async function inWorkers(seeds: number[], common: RunChoices, workers: number): 
     ...(common.survey ? ['--survey'] : []),
     ...(common.only ? [`--invariants=${common.only.join(',')}`] : []),
     ...(common.skip ? [`--skip=${common.skip.join(',')}`] : []),
+    ...(common.mutation ? [`--mutation=${common.mutation}`] : []),
   ];
   const runChunk = (chunk: number[]) =>
     new Promise<RunSummary>((resolve, reject) => {

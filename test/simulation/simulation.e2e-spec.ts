@@ -1,6 +1,7 @@
-import { KNOWN_VIOLATIONS } from './invariants';
+import { INVARIANT_NAMES, type InvariantName, KNOWN_VIOLATIONS } from './invariants';
+import { MUTATION_NAMES, MUTATIONS, type MutationName } from './mutations';
 import { DEFAULT_STEPS, simulationOptions } from './run-seeds';
-import { runSeed } from './simulator';
+import { runSeed, SimulationFailure } from './simulator';
 
 /**
  * CI's fixed seeds of the deterministic simulation (test/simulation/simulator.ts); `npm run test:simulation -- --seeds=100000`
@@ -64,6 +65,40 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 105, found: 'bounded-memory (the invariant): the leases of a claim whose answer was lost counted as held' },
 ];
 
+/**
+ * Each mutation (a deliberately broken engine or store, mutations.ts) with a seed on which the whole engine holds the
+ * mutation's invariant and the mutant breaks it: every invariant is shown to catch something.
+ */
+const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
+  'claims-take-leased-rows': 1,
+  'records-count-twice': 1,
+  'retries-due-at-once': 1,
+  'retries-never-due': 1,
+  'host-writes-before-commit': 1,
+  'purges-take-pending': 1,
+  'no-pending-unique-index': 3,
+  'delivered-stays-pending': 1,
+  'capacity-tenfold': 7,
+  'cap-raised': 1,
+  'probes-unguarded': 8,
+  'probes-never-end': 2,
+  'lease-ends-unwatched': 3,
+  'announces-twice': 1,
+  'wake-ups-reject': 1,
+  'pump-never-rests': 1,
+};
+
+/** The invariant a run of `seed` breaks first, checking only `invariant`, strictly; null when it holds. */
+async function broken(seed: number, invariant: InvariantName, mutation?: MutationName): Promise<InvariantName | null> {
+  try {
+    await runSeed(simulationOptions(seed, { steps: DEFAULT_STEPS, strict: true, only: [invariant], mutation }));
+    return null;
+  } catch (error) {
+    if (error instanceof SimulationFailure) return error.invariant;
+    throw error;
+  }
+}
+
 describe('simulation: engines, outbox, clocks, sender and database under seeded interleavings', () => {
   it.each(CI_SEEDS)('seed %i holds every invariant (but the known violations)', async (seed) => {
     await runSeed(simulationOptions(seed, { steps: DEFAULT_STEPS }));
@@ -83,6 +118,18 @@ describe('simulation: engines, outbox, clocks, sender and database under seeded 
     expect(first.length).toBeGreaterThan(150);
     expect(await trace()).toEqual(first);
   });
+
+  it('has a mutation for every invariant', () => {
+    expect(new Set(Object.values(MUTATIONS).map((mutation) => mutation.invariant))).toEqual(new Set(INVARIANT_NAMES));
+  });
+
+  it.each(MUTATION_NAMES.map((name) => [name, MUTATIONS[name].invariant, MUTATION_SEEDS[name]] as const))(
+    'mutation %s is caught by %s (seed %i)',
+    async (name, invariant, seed) => {
+      expect(await broken(seed, invariant)).toBeNull();
+      expect(await broken(seed, invariant, name)).toBe(invariant);
+    },
+  );
 
   it('names the issue item of every known violation', () => {
     for (const known of KNOWN_VIOLATIONS) expect(known.issue).toMatch(/^issue \d+\b.*: /);

@@ -19,6 +19,7 @@ import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-sc
 import { DatabaseFaults } from './database-faults';
 import { claimOrder, type DeliveryRow, InMemoryOutboxStore, isDue, SimTransaction } from './in-memory-outbox-store';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
+import { type Mutation, MUTATIONS, type MutationName } from './mutations';
 import { Prng } from './prng';
 import { SimClock, SimTime } from './sim-time';
 import {
@@ -59,6 +60,8 @@ export interface SimOptions {
   readonly invariants?: ReadonlySet<InvariantName>;
   /** Whether a violation is counted and reported instead of thrown (KNOWN_VIOLATIONS unless --strict). */
   readonly tolerates?: (invariant: InvariantName, detail: string) => boolean;
+  /** A deliberately broken engine or store (mutations.ts): the run must break its invariant. */
+  readonly mutation?: MutationName;
   /** Every trace line as it happens (replay). */
   readonly verbose?: (line: string) => void;
   /** How to replay this run, printed with a failure. */
@@ -142,6 +145,9 @@ class World implements StoreWorld {
   private readonly random: Prng;
   private readonly enabled: ReadonlySet<InvariantName>;
   private readonly tolerates: (invariant: InvariantName, detail: string) => boolean;
+  private readonly mutation: Mutation | undefined;
+  /** Deliveries PENDING when last seen: one that vanishes (not finished, so no purge may take it) is lost. */
+  private readonly pendingSeen = new Set<number>();
   private readonly toleratedSeen = new Map<InvariantName, ToleratedViolation>();
   private readonly toleratedKeys = new Set<string>();
   private readonly lines: { step: number; text: string }[] = [];
@@ -196,6 +202,8 @@ class World implements StoreWorld {
 
   constructor(private readonly options: SimOptions) {
     this.random = new Prng(options.seed);
+    this.mutation = options.mutation && MUTATIONS[options.mutation];
+    this.mutation?.store?.(this.store);
     this.enabled = options.invariants ?? new Set(INVARIANT_NAMES);
     this.tolerates = options.tolerates ?? (() => false);
     const r = this.random;
@@ -543,9 +551,10 @@ class World implements StoreWorld {
       sender as unknown as WebhookSender,
       clock,
       events,
-      settings,
+      this.mutation?.settings?.(settings) ?? settings,
       afterCommit as unknown as AfterCommit,
     );
+    this.mutation?.engine?.(engine, events);
     Object.assign(instance, { engine, scheduler: new DeliveryScheduler(engine, events, clock) });
     events.attemptRecorded.subscribe(({ deliveryId, attemptNumber }) => this.noteAnnounced(instance, deliveryId, attemptNumber));
     events.circuitOpened.subscribe(({ userId, host, until }) => {
@@ -1128,7 +1137,11 @@ class World implements StoreWorld {
       const ofEvent = byEvent.get(row.eventId);
       if (ofEvent) ofEvent.push(row.id);
       else byEvent.set(row.eventId, [row.id]);
-      if (row.status !== DeliveryStatus.PENDING) continue;
+      if (row.status !== DeliveryStatus.PENDING) {
+        this.pendingSeen.delete(row.id);
+        continue;
+      }
+      this.pendingSeen.add(row.id);
       const pendingOfEvent = pending.get(row.eventId);
       if (pendingOfEvent) pendingOfEvent.push(row.id);
       else pending.set(row.eventId, [row.id]);
@@ -1177,6 +1190,11 @@ class World implements StoreWorld {
           `pending ${ids.join(',')}`,
           `event ${eventId} has ${ids.length} PENDING deliveries: ${ids.join(', ')}`,
         );
+    for (const id of this.pendingSeen) {
+      if (this.store.deliveries.has(id)) continue;
+      this.pendingSeen.delete(id);
+      this.violate('no-lost-event', `gone ${id}`, `delivery ${id} (${this.tracks.get(id)?.eventId}) vanished while PENDING`);
+    }
     for (const event of this.events.values()) {
       if (!event.acked || event.purged) continue;
       if (!this.store.events.has(event.id))

@@ -1,0 +1,197 @@
+import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
+import type { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
+import type { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
+import type { EndpointProbe } from '../../src/notifications/delivery/engine/outbox-store';
+import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import type { InMemoryOutboxStore } from './in-memory-outbox-store';
+import type { InvariantName } from './invariants';
+
+/**
+ * A deliberately broken engine or store, and the invariant that must catch it: a check that no broken code could fail
+ * is a defect. `simulation.e2e-spec.ts` runs each on a seed where the whole engine holds that invariant, and expects the
+ * mutant to break it; `npm run test:simulation -- --mutation=<name>` looks for such seeds.
+ */
+export interface Mutation {
+  readonly invariant: InvariantName;
+  readonly breaks: string;
+  /** Breaks the shared outbox (the database). */
+  readonly store?: (store: InMemoryOutboxStore) => void;
+  /** Breaks what an instance's engine is built with, or the engine once built. */
+  readonly settings?: (settings: DeliverySettings) => DeliverySettings;
+  readonly engine?: (engine: OutboxEngine, events: DeliveryEvents) => void;
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** Replaces a method of `target`, the original passed to the replacement. */
+function around<T extends object, K extends keyof T>(target: T, name: K, replacement: (original: T[K]) => T[K]): void {
+  const original = (target[name] as (...args: unknown[]) => unknown).bind(target) as T[K];
+  (target as Writable<T>)[name] = replacement(original);
+}
+
+export const MUTATIONS = {
+  'claims-take-leased-rows': {
+    invariant: 'no-duplicate-send',
+    breaks: 'a claim takes rows whose lease still runs',
+    store: (store) =>
+      around(store, 'claimDue', (claimDue) => (limit, lease, fairness) => {
+        for (const row of store.deliveries.values())
+          if (row.lockedUntil !== null && row.lockedUntil >= lease.now) row.lockedUntil = lease.now - 1;
+        return claimDue(limit, lease, fairness);
+      }),
+  },
+  'records-count-twice': {
+    invariant: 'attempt-numbers',
+    breaks: 'a record adds two to the attempt count',
+    store: (store) =>
+      around(store, 'recordAttempts', (record) => async (attempts) => {
+        const stored = await record(attempts);
+        attempts.forEach(({ claim }, index) => {
+          const row = store.deliveries.get(claim.id);
+          if (stored[index] && row?.status === DeliveryStatus.PENDING) row.attemptCount++;
+        });
+        return stored;
+      }),
+  },
+  'retries-due-at-once': {
+    invariant: 'retry-delays',
+    breaks: "a failed attempt's retry is due at once",
+    store: (store) =>
+      around(
+        store,
+        'recordAttempts',
+        (record) => (attempts) =>
+          record(
+            attempts.map(({ claim, record: made }) => ({
+              claim,
+              record: { ...made, nextAttemptAt: made.nextAttemptAt && made.startedAt },
+            })),
+          ),
+      ),
+  },
+  'retries-never-due': {
+    invariant: 'final-within-schedule',
+    breaks: 'a failed attempt is never due again',
+    store: (store) =>
+      around(
+        store,
+        'recordAttempts',
+        (record) => (attempts) =>
+          record(
+            attempts.map(({ claim, record: made }) => ({
+              claim,
+              record: { ...made, nextAttemptAt: made.nextAttemptAt && Number.MAX_SAFE_INTEGER },
+            })),
+          ),
+      ),
+  },
+  'host-writes-before-commit': {
+    invariant: 'commit-before-send',
+    breaks: "a publish inside a host's transaction is written at once, not with its commit",
+    store: (store) =>
+      around(store, 'enqueueWithin', () => async (_transaction, events, placeOf, lease) => {
+        await store.enqueue(events, placeOf, lease);
+      }),
+  },
+  'purges-take-pending': {
+    invariant: 'no-lost-event',
+    breaks: 'retention purges PENDING deliveries too',
+    store: (store) =>
+      around(store, 'purgeBatch', (purge) => async (status, before, limit) => {
+        const pending = await purge(DeliveryStatus.PENDING, before, limit);
+        const finished = await purge(status, before, limit);
+        return { ...finished, events: finished.events + pending.events };
+      }),
+  },
+  'no-pending-unique-index': {
+    invariant: 'one-pending-delivery',
+    breaks: 'the unique index on PENDING deliveries is gone (a redelivery does not see the running one)',
+    store: (store) => {
+      (store as unknown as { pendingOf: () => undefined }).pendingOf = () => undefined;
+    },
+  },
+  'delivered-stays-pending': {
+    invariant: 'no-request-for-delivered',
+    breaks: 'a DELIVERED record leaves its delivery PENDING, due a minute later',
+    store: (store) =>
+      around(
+        store,
+        'recordAttempts',
+        (record) => (attempts) =>
+          record(
+            attempts.map(({ claim, record: made }) => ({
+              claim,
+              record:
+                made.status === DeliveryStatus.DELIVERED
+                  ? { ...made, status: DeliveryStatus.PENDING, nextAttemptAt: made.startedAt + 60_000 }
+                  : made,
+            })),
+          ),
+      ),
+  },
+  'capacity-tenfold': {
+    invariant: 'bounded-memory',
+    breaks: 'the engine takes on ten times the deliveries its memory bound allows',
+    engine: (engine) => {
+      const capacity = (engine as unknown as { capacity: { capacity(): number } }).capacity;
+      around(capacity, 'capacity', (original) => () => original() * 10);
+    },
+  },
+  'cap-raised': {
+    invariant: 'endpoint-cap',
+    breaks: 'the engine lets two more attempts per endpoint fly than it is configured for',
+    settings: (settings) => ({ ...settings, perEndpointConcurrency: settings.perEndpointConcurrency + 2 }),
+  },
+  'probes-unguarded': {
+    invariant: 'one-probe',
+    breaks: 'every instance may probe an endpoint at once',
+    store: (store) => {
+      let next = 1;
+      around(store, 'claimProbe', () => (endpoint) => Promise.resolve<EndpointProbe>({ endpoint, holder: `unguarded-${next++}` }));
+    },
+  },
+  'probes-never-end': {
+    invariant: 'no-spurious-skip',
+    breaks: "a probe's answer never closes the circuit it shares: other instances skip the endpoint for an hour",
+    store: (store) => {
+      around(store, 'probeEnded', () => () => Promise.resolve());
+      around(store, 'circuitOpened', (opened) => (endpoint, until) => opened(endpoint, until + 3_600_000));
+    },
+  },
+  'lease-ends-unwatched': {
+    invariant: 'prompt-pickup',
+    breaks: "an `all` process never learns when another's lease ends",
+    store: (store) => around(store, 'nextLeaseExpiry', () => () => Promise.resolve(null)),
+  },
+  'announces-twice': {
+    invariant: 'announced-once',
+    breaks: 'every recorded attempt is announced twice',
+    engine: (_engine, events) =>
+      around(events, 'emit', (emit) => (name, fact) => {
+        emit(name, fact);
+        if (name === 'attemptRecorded') emit(name, fact);
+      }),
+  },
+  'wake-ups-reject': {
+    invariant: 'no-unhandled-rejection',
+    breaks: "the engine's wake-ups fail, and nothing handles their rejection",
+    engine: (engine) => {
+      const wakeUps = (engine as unknown as { wakeUps: { wake: () => Promise<void> } }).wakeUps;
+      around(wakeUps, 'wake', () => () => Promise.reject(new Error('mutation: wake-ups reject')));
+    },
+  },
+  'pump-never-rests': {
+    invariant: 'no-livelock',
+    breaks: 'the attempt pump arms itself again after every run, forever',
+    engine: (engine) => {
+      const runner = (engine as unknown as { runner: { pump(): void } }).runner;
+      around(runner, 'pump', (pump) => () => {
+        pump();
+        setImmediate(() => runner.pump());
+      });
+    },
+  },
+} satisfies Record<string, Mutation>;
+
+export type MutationName = keyof typeof MUTATIONS;
+export const MUTATION_NAMES = Object.keys(MUTATIONS) as MutationName[];
