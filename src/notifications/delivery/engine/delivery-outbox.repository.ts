@@ -239,6 +239,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         .select('d.id', 'id')
         .addSelect('d.userId', 'userId')
         .orderBy('d.nextAttemptAt', 'ASC')
+        .addOrderBy('d.id', 'ASC') // the in-memory model's order: a tie never reorders between claims
         .limit(scanLimit);
       if (excluded.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded });
       if (isMySql(this.dataSource) && this.claimMode === 'skip-locked') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
