@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { EventType } from '../src/notifications/catalog/event-catalog';
 import { RECOVER_LIMIT } from '../src/notifications/delivery/engine/recovery-pacer';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
@@ -157,6 +158,36 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
     expect(limited.headers['retry-after']).toBeDefined();
     t.advance(MINUTE);
     await recover({ since }).expect(202);
+  });
+
+  it('answers 202 when retention deletes one of its deliveries between its read and its insert, queuing the others', async () => {
+    await t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
+    const since = new Date(t.clock.now()).toISOString();
+    await failAll([event('RATE_SPIKE', 'kept'), event('RATE_SPIKE', 'purged')]);
+    const [gone] = await t.dataSource.getRepository(WebhookDelivery).findBy({ userId, status: DeliveryStatus.FAILED });
+    let armed = true;
+    // Retention's statements as the recover is about to insert: on a connection of their own on MySQL/MariaDB (on
+    // SQLite's one connection transactions take turns, so they run inside the recover's, which then rolls them back).
+    const retention = {
+      beforeQuery: async ({ query, queryRunner }: { query: string; queryRunner: QueryRunner }) => {
+        if (!armed || !query.startsWith('INSERT INTO webhook_deliveries ')) return;
+        armed = false;
+        const run = (sql: string) => (kind.name === 'sqlite' ? queryRunner.query(sql, [gone.id]) : t.dataSource.query(sql, [gone.id]));
+        await run('DELETE FROM webhook_delivery_attempts WHERE delivery_id = ?');
+        await run('DELETE FROM webhook_deliveries WHERE id = ?');
+        await (kind.name === 'sqlite' ? queryRunner : t.dataSource).query('DELETE FROM webhook_events WHERE id = ?', [gone.eventId]);
+      },
+    };
+    t.dataSource.subscribers.push(retention as EntitySubscriberInterface);
+    try {
+      const { body } = await recover({ since }).expect(202);
+      const failed = await t.dataSource.getRepository(WebhookDelivery).findBy({ userId, status: DeliveryStatus.FAILED });
+      expect(armed).toBe(false);
+      expect(body).toEqual({ queued: failed.length, more: false });
+      expect(await pendingOf(userId)).toHaveLength(failed.length);
+    } finally {
+      t.dataSource.subscribers.splice(t.dataSource.subscribers.indexOf(retention as EntitySubscriberInterface), 1);
+    }
   });
 });
 

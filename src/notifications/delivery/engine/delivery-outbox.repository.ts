@@ -153,14 +153,17 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * still their event's latest delivery (so calling again queues nothing twice), of events never delivered, oldest
    * first, at most `limit`. The new deliveries wait as `placeOf` says (their position in the list given). Returns how
    * many were queued. A recover running at the same time on another instance queues some of them first: the unique
-   * PENDING delivery per event refuses the insert, and the next try reads them as queued already.
+   * PENDING delivery per event refuses the insert, and the next try reads them as queued already. Retention purging one
+   * between the read and the insert fails the insert on its event's foreign key: the next try no longer reads it.
    */
   async recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.recoverFailedOnce(window, limit, placeOf, lease);
       } catch (error) {
-        if (attempt >= PENDING_CONFLICT_TRIES || !isUniqueViolation(error)) throw error;
+        // Another recover queued some first (the unique PENDING delivery), or retention purged one meanwhile (its event
+        // gone): the next try reads neither.
+        if (attempt >= PENDING_CONFLICT_TRIES || !(isUniqueViolation(error) || isForeignKeyViolation(error))) throw error;
       }
     }
   }
