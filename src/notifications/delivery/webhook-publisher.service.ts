@@ -244,8 +244,17 @@ export class WebhookPublisher {
       // The keys before the events: on MySQL/MariaDB a call whose key another transaction holds waits here, having written nothing.
       if (keyed.length > 0) await this.keys.insert(manager, keyed, this.clock.now() - this.keyWindowMs);
       await this.engine.enqueueWithin(manager, queued, targets);
-    } else await this.engine.enqueue(queued, targets);
+    } else await this.engine.enqueue(queued, targets).catch((error: unknown) => this.storedBefore(error));
     return counts;
+  }
+
+  /**
+   * An enqueue of our own events failed. Their ids are new, so a unique violation on them says a try of this very
+   * call stored them already: the group it was in committed, then its answer was lost, and GroupCommit tried its calls
+   * again one by one. They are stored (and attempted once the first try's lease ends); anything else is thrown.
+   */
+  private storedBefore(error: unknown): void {
+    if (!isUniqueViolation(error)) throw error;
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {
