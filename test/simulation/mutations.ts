@@ -1,7 +1,7 @@
 import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
 import type { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
-import type { EndpointProbe } from '../../src/notifications/delivery/engine/outbox-store';
+import type { AttemptRecord, EndpointProbe } from '../../src/notifications/delivery/engine/outbox-store';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { InvariantName } from './invariants';
@@ -27,6 +27,15 @@ type Writable<T> = { -readonly [K in keyof T]: T[K] };
 function around<T extends object, K extends keyof T>(target: T, name: K, replacement: (original: T[K]) => T[K]): void {
   const original = (target[name] as (...args: unknown[]) => unknown).bind(target) as T[K];
   (target as Writable<T>)[name] = replacement(original);
+}
+
+/** Stores every attempt record as `rewrite` makes it. */
+function rewriteRecords(store: InMemoryOutboxStore, rewrite: (record: AttemptRecord) => AttemptRecord): void {
+  around(
+    store,
+    'recordAttempts',
+    (record) => (attempts) => record(attempts.map(({ claim, record: made }) => ({ claim, record: rewrite(made) }))),
+  );
 }
 
 export const MUTATIONS = {
@@ -56,34 +65,12 @@ export const MUTATIONS = {
   'retries-due-at-once': {
     invariant: 'retry-delays',
     breaks: "a failed attempt's retry is due at once",
-    store: (store) =>
-      around(
-        store,
-        'recordAttempts',
-        (record) => (attempts) =>
-          record(
-            attempts.map(({ claim, record: made }) => ({
-              claim,
-              record: { ...made, nextAttemptAt: made.nextAttemptAt && made.startedAt },
-            })),
-          ),
-      ),
+    store: (store) => rewriteRecords(store, (made) => ({ ...made, nextAttemptAt: made.nextAttemptAt && made.startedAt })),
   },
   'retries-never-due': {
     invariant: 'final-within-schedule',
     breaks: 'a failed attempt is never due again',
-    store: (store) =>
-      around(
-        store,
-        'recordAttempts',
-        (record) => (attempts) =>
-          record(
-            attempts.map(({ claim, record: made }) => ({
-              claim,
-              record: { ...made, nextAttemptAt: made.nextAttemptAt && Number.MAX_SAFE_INTEGER },
-            })),
-          ),
-      ),
+    store: (store) => rewriteRecords(store, (made) => ({ ...made, nextAttemptAt: made.nextAttemptAt && Number.MAX_SAFE_INTEGER })),
   },
   'host-writes-before-commit': {
     invariant: 'commit-before-send',
@@ -114,19 +101,10 @@ export const MUTATIONS = {
     invariant: 'no-request-for-delivered',
     breaks: 'a DELIVERED record leaves its delivery PENDING, due a minute later',
     store: (store) =>
-      around(
-        store,
-        'recordAttempts',
-        (record) => (attempts) =>
-          record(
-            attempts.map(({ claim, record: made }) => ({
-              claim,
-              record:
-                made.status === DeliveryStatus.DELIVERED
-                  ? { ...made, status: DeliveryStatus.PENDING, nextAttemptAt: made.startedAt + 60_000 }
-                  : made,
-            })),
-          ),
+      rewriteRecords(store, (made) =>
+        made.status === DeliveryStatus.DELIVERED
+          ? { ...made, status: DeliveryStatus.PENDING, nextAttemptAt: made.startedAt + 60_000 }
+          : made,
       ),
   },
   'capacity-tenfold': {

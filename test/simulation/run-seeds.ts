@@ -62,14 +62,7 @@ export async function runSeeds(
   choices: RunChoices,
   progress?: (done: number, total: number) => void,
 ): Promise<RunSummary> {
-  const summary: RunSummary = {
-    steps: 0,
-    requests: 0,
-    simulatedMs: 0,
-    excusedDuplicates: noDuplicates(),
-    failures: [],
-    tolerated: new Map(),
-  };
+  const summary = emptySummary();
   for (const [index, seed] of seeds.entries()) {
     try {
       const result = await runSeed(simulationOptions(seed, choices));
@@ -93,14 +86,7 @@ export async function runSeeds(
 
 /** One summary of several runs (of worker processes), failures and tolerated violations in seed order. */
 export function mergeSummaries(summaries: readonly RunSummary[]): RunSummary {
-  const merged: RunSummary = {
-    steps: 0,
-    requests: 0,
-    simulatedMs: 0,
-    excusedDuplicates: noDuplicates(),
-    failures: [],
-    tolerated: new Map(),
-  };
+  const merged = emptySummary();
   for (const summary of summaries) {
     merged.steps += summary.steps;
     merged.requests += summary.requests;
@@ -119,8 +105,15 @@ export function mergeSummaries(summaries: readonly RunSummary[]): RunSummary {
   return merged;
 }
 
-function noDuplicates(): Record<DuplicateCause, number> {
-  return { crash: 0, pause: 0, outage: 0 };
+function emptySummary(): RunSummary {
+  return {
+    steps: 0,
+    requests: 0,
+    simulatedMs: 0,
+    excusedDuplicates: { crash: 0, pause: 0, outage: 0 },
+    failures: [],
+    tolerated: new Map(),
+  };
 }
 
 function addDuplicates(sum: Record<DuplicateCause, number>, more: Readonly<Record<DuplicateCause, number>>): void {
