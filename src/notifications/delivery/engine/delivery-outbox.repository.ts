@@ -285,11 +285,9 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         await insertAttempts(manager, kept);
       }
       if (kept.length === attempts.length) return attempts.map(() => true);
-      const recorded = await this.recordedBefore(
-        manager,
-        attempts.filter((attempt) => !kept.includes(attempt)),
-      );
-      return attempts.map((attempt) => kept.includes(attempt) || recorded.has(attempt));
+      const leaseGone = attempts.filter(({ claim }) => held.get(claim.id) !== claim.lockToken);
+      const recorded = await this.recordedBefore(manager, leaseGone);
+      return attempts.map((attempt) => !leaseGone.includes(attempt) || recorded.has(attempt));
     });
   }
 
