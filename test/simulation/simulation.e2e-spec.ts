@@ -63,6 +63,8 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 124, found: "retry-delays (the invariant): the run's skew left out a crashed instance whose clock stamped a due time" },
   { seed: 102, found: 'prompt-pickup (the invariant): a worker counted as having room while the database was down' },
   { seed: 105, found: 'bounded-memory (the invariant): the leases of a claim whose answer was lost counted as held' },
+  { seed: 100847, found: 'prompt-pickup: a failed read of the running leases dropped the lease ends its timer stood for' },
+  { seed: 102821, found: 'no-duplicate-send (the invariant): a pause started during another counted as a pause of its own' },
 ];
 
 /**
@@ -78,9 +80,9 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'purges-take-pending': 1,
   'no-pending-unique-index': 3,
   'delivered-stays-pending': 1,
-  'capacity-tenfold': 7,
+  'capacity-tenfold': 8,
   'cap-raised': 1,
-  'probes-unguarded': 8,
+  'probes-unguarded': 5,
   'probes-never-end': 2,
   'lease-ends-unwatched': 3,
   'announces-twice': 1,

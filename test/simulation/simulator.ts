@@ -417,8 +417,10 @@ class World implements StoreWorld {
   /** A process pause (GC, SIGSTOP, VM migration) of 1 to 90 s: none of its timers fires and no answer reaches it meanwhile. */
   private pause(instance: Instance): void {
     const until = Math.max(instance.clock.pausedUntil, this.time.now + this.random.int(SECOND, 90 * SECOND));
+    // A pause that starts while one runs lengthens it: one pause, from the first one's start (seed 102821).
+    const running = instance.clock.pausedUntil > this.time.now ? instance.pauses.pop() : undefined;
     instance.clock.pausedUntil = until;
-    instance.pauses.push({ from: this.time.now, until });
+    instance.pauses.push({ from: running?.from ?? this.time.now, until });
     instance.stalledUntil = Math.max(instance.stalledUntil, until);
     this.time.schedule(until, () => undefined);
     this.trace(`pause ${instance.name} for ${formatMs(until - this.time.now)}`);

@@ -40,6 +40,9 @@ export class WakeUps {
   private leaseTimer: { at: number; timer: ClockTimer } | null = null;
   /** After a claim or a look for due work failed: claims again shortly, whatever woke the engine then is not repeated. */
   private retryTimer: ClockTimer | null = null;
+  /** After a read of the running leases failed: reads again shortly (the lease ends it would have watched are unknown). */
+  private leaseReadRetry: ClockTimer | null = null;
+  private leaseReadsFailing = false;
   /** Since when claims fail (the database is away): the first failure is logged, then none until one succeeds again. */
   private claimsFailingSince: number | null = null;
 
@@ -117,9 +120,19 @@ export class WakeUps {
     try {
       until = await this.outbox.nextLeaseExpiry(this.clock.now());
     } catch (error) {
-      this.logger.warn(`Lease expiry not read (${(error as Error).message}); expired leases wait for the next scheduler run`);
+      // The lease timer stood for every lease end known (the earliest): without this read, the later ones would wait for
+      // the next scheduler run (seed 100847: a host commit's lease, read during an outage). Read again every second.
+      if (!this.leaseReadsFailing)
+        this.logger.warn(`Lease expiry not read (${(error as Error).message}); reading it again every ${CLAIM_RETRY_MS / 1000} s`);
+      this.leaseReadsFailing = true;
+      if (!this.work.stopping && this.leaseReadRetry === null)
+        this.leaseReadRetry = this.clock.setTimeout(() => {
+          this.leaseReadRetry = null;
+          void this.work.track(this.watchLeases());
+        }, CLAIM_RETRY_MS);
       return;
     }
+    this.leaseReadsFailing = false;
     if (until !== null) this.wakeWhenLeaseEnds(until);
   }
 
@@ -181,6 +194,8 @@ export class WakeUps {
     this.leaseTimer?.timer.cancel();
     this.retryTimer?.cancel();
     this.retryTimer = null;
+    this.leaseReadRetry?.cancel();
+    this.leaseReadRetry = null;
   }
 
   /** A poll: one cheap look for due deliveries, a drain when there are some. */
