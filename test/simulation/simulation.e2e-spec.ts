@@ -83,7 +83,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'capacity-tenfold': 8,
   'cap-raised': 1,
   'probes-unguarded': 5,
-  'probes-never-end': 2,
+  'probes-never-end': 8,
   'lease-ends-unwatched': 3,
   'announces-twice': 1,
   'wake-ups-reject': 1,

@@ -112,7 +112,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     const placements = this.capacity.placements(events, targets, now, reservation);
     const lease = this.lease();
     try {
-      const claims = await this.outboxLeasing(lease, () => this.outbox.enqueue(events, (event) => placements.get(event.id)!, lease));
+      const claims = await this.wakeUps.leasing(lease, () => this.outbox.enqueue(events, (event) => placements.get(event.id)!, lease));
       await this.runner.admit(claims, targets);
     } finally {
       this.capacity.unreserve(reservation);
@@ -166,7 +166,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.capacity.hold(holding);
     const lease = this.lease();
     try {
-      claim = await this.outboxLeasing(lease, () =>
+      claim = await this.wakeUps.leasing(lease, () =>
         this.outbox.enqueueAgain(event, holding > 0 || !this.work.delivers ? 'lease' : 'due', lease),
       );
     } finally {
@@ -299,19 +299,6 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    * in a database outage), a timer claims them when the lease ends: other instances did not see this lease at their
    * last scheduler run (it was not committed yet), so nobody else watches it.
    */
-  /**
-   * A call that leases rows with `lease`: when it fails, it may have committed before its answer was lost, so what it
-   * leased is claimed again as soon as the lease ends (not at the next scheduler run).
-   */
-  private async outboxLeasing<T>(lease: Lease, call: () => Promise<T>): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      this.wakeUps.leaseGivenUp(lease.until);
-      throw error;
-    }
-  }
-
   private async admitCommitted(lease: Lease, targets: Targets, due: boolean, unreserve: () => void): Promise<void> {
     this.wakeUps.leaseGivenUp(lease.until);
     let leased: Awaited<ReturnType<OutboxStore['leasedWith']>>;

@@ -144,6 +144,19 @@ export class WakeUps {
     if (this.work.delivers) this.wakeWhenLeaseEnds(until);
   }
 
+  /**
+   * A call that leases rows with `lease`: when it fails, it may have committed before its answer was lost, so what it
+   * leased is claimed again as soon as the lease ends (not at the next scheduler run).
+   */
+  async leasing<T>(lease: Lease, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      this.leaseGivenUp(lease.until);
+      throw error;
+    }
+  }
+
   /** One timer, for the earliest lease end known: it polls, then looks for the next one (in an `all` process). */
   private wakeWhenLeaseEnds(until: number): void {
     // A claim takes leases that ended before its time. The timer is armed for the earliest lease end known: a timer armed
@@ -252,11 +265,7 @@ export class WakeUps {
       this.capacity.hold(room);
       const lease = this.engine.lease();
       try {
-        claim = await this.outbox.claimDue(room, lease, fairness);
-      } catch (error) {
-        // It may have committed before its answer was lost: what it leased is claimed again when the lease ends.
-        this.leaseGivenUp(lease.until);
-        throw error;
+        claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness));
       } finally {
         this.capacity.letGo(room);
       }
