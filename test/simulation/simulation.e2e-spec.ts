@@ -65,6 +65,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 105, found: 'bounded-memory (the invariant): the leases of a claim whose answer was lost counted as held' },
   { seed: 100847, found: 'prompt-pickup: a failed read of the running leases dropped the lease ends its timer stood for' },
   { seed: 102821, found: 'no-duplicate-send (the invariant): a pause started during another counted as a pause of its own' },
+  { seed: 117552, found: "prompt-pickup: a lease that ended while the lease timer's poll claimed was no longer watched" },
 ];
 
 /**

@@ -111,14 +111,16 @@ export class WakeUps {
   }
 
   /**
-   * In an `all` process: arms a timer for when the earliest lease still running ends, so the deliveries of an instance
-   * that died or paused are retaken within seconds of their lease's end. When it fires it polls and looks again.
+   * In an `all` process: arms a timer for when the earliest lease running at `since` ends, so the deliveries of an
+   * instance that died or paused are retaken within seconds of their lease's end. When it fires it polls and looks again,
+   * from when it fired: a lease that ended while that poll's claim ran is still watched (seed 117552: a lease ending 44 ms
+   * after the one the timer stood for was neither claimed by its poll nor running when the poll looked again).
    */
-  async watchLeases(): Promise<void> {
+  async watchLeases(since = this.clock.now()): Promise<void> {
     if (this.settings.role !== 'all' || this.work.stopping) return;
     let until: number | null;
     try {
-      until = await this.outbox.nextLeaseExpiry(this.clock.now());
+      until = await this.outbox.nextLeaseExpiry(since);
     } catch (error) {
       // The lease timer stood for every lease end known (the earliest): without this read, the later ones would wait for
       // the next scheduler run (seed 100847: a host commit's lease, read during an outage). Read again every second.
@@ -128,7 +130,7 @@ export class WakeUps {
       if (!this.work.stopping && this.leaseReadRetry === null)
         this.leaseReadRetry = this.clock.setTimeout(() => {
           this.leaseReadRetry = null;
-          void this.work.track(this.watchLeases());
+          void this.work.track(this.watchLeases(since));
         }, CLAIM_RETRY_MS);
       return;
     }
@@ -171,8 +173,10 @@ export class WakeUps {
       () => {
         this.leaseTimer = null;
         // Looks for the next lease end even when this poll failed (it claims again on its own): the leases watched so far
-        // would otherwise wait for the next scheduler run.
-        void this.work.track(this.wake('poll').finally(() => this.watchLeases()));
+        // would otherwise wait for the next scheduler run. A claim starts at or after `firedAt` (this poll's, or the one
+        // after the running drain): what ended before then is claimed; what ends after it is watched.
+        const firedAt = this.clock.now();
+        void this.work.track(this.wake('poll').finally(() => this.watchLeases(firedAt)));
       },
       Math.max(0, at - this.clock.now()),
     );
