@@ -1,6 +1,7 @@
 import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptResult } from '../http/attempt-result';
 import type { TraceContext } from '../trace-context/trace-context';
+import type { Ownership } from '../partitions/partitions';
 import type { DeliveryStatus } from '../webhook-delivery.entity';
 import type { WebhookEvent } from '../webhook-event.entity';
 
@@ -63,43 +64,6 @@ export interface PurgedBatch {
   readonly events: number;
 }
 
-/** What one purge batch of slot rows did ({@link OutboxStore.purgeFreeSlots}). */
-export interface PurgedSlots {
-  /** Endpoints the batch looked at (fewer than the limit: none left after them). */
-  readonly matched: number;
-  /** Endpoints whose slot rows it deleted (one taken meanwhile keeps its rows). */
-  readonly endpoints: number;
-  /** The last endpoint it looked at, in key order: where the next batch starts after. */
-  readonly last: string | null;
-}
-
-/**
- * One of an endpoint's request slots (`perEndpointConcurrency` of them), all instances together: an attempt holds one while
- * its request is in flight, so that the endpoint never has more requests at once however many instances send.
- */
-export interface EndpointSlot {
-  readonly endpoint: string;
-  /** This take's own token: the slot is released only by the one who took it. */
-  readonly holder: string;
-  /** When the slot frees itself (its holder's lease ends) should its holder die. */
-  readonly heldUntil: number;
-}
-
-/**
- * An endpoint's probe, taken by this instance ({@link OutboxStore.claimProbe}): its end is stored with its holder, so that a
- * late end (the store was slow, the hold ran out and another instance took the probe) never ends another's probe.
- */
-export interface EndpointProbe {
-  readonly endpoint: string;
-  readonly holder: string;
-}
-
-/** What {@link OutboxStore.claimProbe} gives: the probe, or when another instance's hold of it ends. */
-export type ProbeTaken = EndpointProbe | { readonly heldUntil: number };
-
-/** What {@link OutboxStore.takeSlot} gives: the slot, or none because all are held (`busy`), or the endpoint's circuit is open until a time. */
-export type SlotTaken = EndpointSlot | { readonly busy: true } | { readonly openUntil: number };
-
 export interface Lease {
   readonly token: string;
   readonly now: number;
@@ -141,8 +105,8 @@ export abstract class OutboxStore {
   /** The deliveries (committed) still leased with `lease`, with their bodies; none after a rollback. */
   abstract leasedWith(lease: Lease): Promise<ClaimedDelivery[]>;
 
-  /** Whether any delivery is PENDING, due at `now` and free (no lease, or an expired one). */
-  abstract anyDue(now: number): Promise<boolean>;
+  /** Whether any delivery of the partitions `owned` is PENDING, due at `now` and free (no lease, or an expired one). */
+  abstract anyDue(now: number, owned?: Ownership): Promise<boolean>;
 
   /** When the earliest lease still running at `now` ends, or null when none runs. */
   abstract nextLeaseExpiry(now: number): Promise<number | null>;
@@ -164,8 +128,11 @@ export abstract class OutboxStore {
     lease: Lease,
   ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null>;
 
-  /** Leases up to `limit` due free deliveries, oldest due first, each user topped up to `fairness.perUser` held. */
-  abstract claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed>;
+  /**
+   * Leases up to `limit` due free deliveries of the partitions `owned` (all by default; else those whose lease its holder
+   * holds at `lease.now`, as the partitions table says), oldest due first, each user topped up to `fairness.perUser` held.
+   */
+  abstract claimDue(limit: number, lease: Lease, fairness?: ClaimFairness, owned?: Ownership): Promise<Claimed>;
 
   /**
    * Stores each attempt and its delivery's next state, all or none, but only where the claim's lease token still holds:
@@ -180,41 +147,6 @@ export abstract class OutboxStore {
   /** Ends a delivery CANCELLED if its lease is still held with the claim's token; whether it did. */
   abstract cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean>;
 
-  /**
-   * Takes the right to probe `endpoint` (the one request its half-open circuit lets through), all instances together, until
-   * `until` (the probe's deadline and record): the probe when this instance took it, else when another's hold ends.
-   */
-  abstract claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken>;
-
-  /**
-   * The probe ended: failed, no other before `nextProbeAt` (its circuit's new cool-down); answered (null), any time. Only
-   * while its holder still holds it: once another instance has taken the probe, that one's end decides.
-   */
-  abstract probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void>;
-
-  /**
-   * Takes one of the `cap` slots of `endpoint` until `until`, unless all are held or its circuit is open: an instance opened
-   * it ({@link circuitOpened}) and no probe has had an answer since. A `probing` taker (its circuit half-open) is let
-   * through once the circuit's cool-down is over (then {@link claimProbe} decides who probes); any other is told to wait
-   * until then, and becomes a prober itself.
-   */
-  abstract takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken>;
-
-  /**
-   * Frees these slots (their requests got an answer, or were not made), for every instance at once: never with the
-   * releaser's clock, which may run ahead of another's and make the slot look held there for that much longer.
-   */
-  abstract releaseSlots(slots: readonly EndpointSlot[]): Promise<void>;
-
-  /** An instance opened the endpoint's circuit until `until`: no instance sends to it until a probe gets an answer. */
-  abstract circuitOpened(endpoint: string, until: number): Promise<void>;
-
-  /** Adds an unreachable attempt to the endpoint's failures in a row, all instances together; resolves with the new count. */
-  abstract countFailure(endpoint: string): Promise<number>;
-
-  /** An instance that saw failures got an answer from the endpoint: its failures in a row start again from 0. */
-  abstract clearFailures(endpoint: string): Promise<void>;
-
   /** Counts due, leased (unexpired) and FAILED deliveries, each capped at `cap`. */
   abstract queueDepth(now: number, cap: number): Promise<QueueDepth>;
 
@@ -223,11 +155,4 @@ export abstract class OutboxStore {
    * delivery refers to them; an event that keeps older deliveries remembers that one was DELIVERED.
    */
   abstract purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch>;
-
-  /**
-   * Deletes the slot rows of up to `limit` endpoints after `after` (in key order) none of whose slots was held at `before`:
-   * all of an endpoint's rows or none, so a take never finds a part of them. The next take of such an endpoint makes them
-   * again, its circuit looked at as by any take.
-   */
-  abstract purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots>;
 }

@@ -1,0 +1,34 @@
+/** A partition's lease as its holder took it: the epoch counts takes, so a renewal never extends a lease taken again since. */
+export interface PartitionLease {
+  readonly partition: number;
+  readonly epoch: number;
+}
+
+/**
+ * The partitions table (`webhook_partitions`: partition, holder, lease end, epoch) and the instances that deliver
+ * (`webhook_delivery_instances`: holder, alive until), as {@link PartitionOwnership} uses them: a handful of statements per
+ * instance every few seconds, none per delivery. Times are the caller's clock (epoch ms). An abstract class so that it
+ * is a Nest DI token; the SQL store and the simulation's in-memory store implement it.
+ */
+export abstract class PartitionLeases {
+  /**
+   * Whether several processes may deliver from this database (MySQL/MariaDB). When false (SQLite), the one delivering
+   * process owns every partition and spends no statement on it.
+   */
+  abstract readonly shared: boolean;
+
+  /** `holder` delivers until `until`; answers the holders alive at `now`, itself included. Forgets holders long gone. */
+  abstract heartbeat(holder: string, now: number, until: number): Promise<string[]>;
+
+  /** Extends to `until` those of `held` that `holder` still holds, same epoch, with the lease running at `now`; answers those. */
+  abstract renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]>;
+
+  /** Takes those of `partitions` that are free at `now` (never held, given back, or the lease ended), each with a new epoch, until `until`; answers those taken. */
+  abstract take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]>;
+
+  /** Gives back those of `partitions` that `holder` holds: free at once for the next taker. */
+  abstract release(holder: string, partitions: readonly number[]): Promise<void>;
+
+  /** `holder` stops delivering: its partitions are given back and it no longer counts as alive. */
+  abstract leave(holder: string): Promise<void>;
+}
