@@ -10,6 +10,7 @@ import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.e
 import type { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../src/notifications/preferences/webhook-key';
 import { InMemoryOutboxStore, SimTransaction } from './simulation/in-memory-outbox-store';
+import { soleOwnership } from './support/sole-ownership';
 
 /**
  * The engine's memory bound (the simulation's bounded-memory invariant): an instance never holds more leases than its
@@ -73,14 +74,16 @@ describe('the outbox engine holds no more leases than its capacity', () => {
       transactionOf: (transaction: unknown) => transaction,
       defer: (transaction: SimTransaction, work: () => void, rolledBack?: () => void) => transaction.defer(work, rolledBack),
     };
+    const clock = new FixedClock();
     engine = new OutboxEngine(
       store,
       preferences as unknown as PreferencesService,
       sender as unknown as WebhookSender,
-      new FixedClock(),
+      clock,
       new DeliveryEvents(),
       settings,
       afterCommit as unknown as AfterCommit,
+      soleOwnership(clock, settings),
     );
   });
 

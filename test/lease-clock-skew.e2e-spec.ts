@@ -9,6 +9,7 @@ import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine
 import { WebhookSender } from '../src/notifications/delivery/http/webhook-sender';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { startTestAppWithKit, type TestAppWithKit } from './support/test-app-with-kit';
+import { soleOwnership } from './support/sole-ownership';
 import { TEST_DATABASE_KINDS } from './support/test-databases';
 
 describe.each(TEST_DATABASE_KINDS)('leases between instances whose clocks differ, on $name', (kind) => {
@@ -31,6 +32,7 @@ describe.each(TEST_DATABASE_KINDS)('leases between instances whose clocks differ
       t.app.get(DeliveryEvents),
       t.app.get<DeliverySettings>(DELIVERY_SETTINGS),
       t.app.get(AfterCommit),
+      soleOwnership(clock, t.app.get<DeliverySettings>(DELIVERY_SETTINGS)),
     );
 
   it('an attempt starts only if it and its record fit in the lease with the tolerated skew, so the instance ahead never sends it again', async () => {

@@ -11,6 +11,8 @@ import {
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
+import { PARTITION_MIN_HOLD_MS, PartitionOwnership } from '../src/notifications/delivery/partitions/partition-ownership';
+import { PARTITION_COUNT, partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { NotificationChannel } from '../src/notifications/catalog/event-catalog';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
 import { startTestAppOn, type TestApp } from './support/test-app';
@@ -18,7 +20,8 @@ import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases
 import { DELIVERIES } from './support/settings-api';
 
 const EVENTS = 600;
-const USER = 7;
+/** Users whose partitions the three instances share (users 0..29 spread over the 256 partitions, so over every instance). */
+const USERS = Array.from({ length: 30 }, (_, i) => 100 + i);
 
 // Several instances on one MySQL/MariaDB database, each with its own connection pool, as in production.
 describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('three instances sharing $name', (kind) => {
@@ -38,8 +41,25 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     for (let i = 0; i < 3; i++)
       instances.push(await startTestAppOn(i === 0 ? database : { ...database, drop: async () => undefined }, options));
     kits = instances.map((instance) => attachNotificationsTestKit(instance.app, { receiver, clock }));
-    await kits[0].enableWebhook(USER, 'LOAN_EXECUTED', '/scale');
+    await balancePartitions();
+    for (const userId of USERS) await kits[0].enableWebhook(userId, 'LOAN_EXECUTED', '/scale');
   });
+
+  /**
+   * The first instance took every partition at its start, alone then; the others take their share as it gives them back,
+   * once its minimum hold is over (the instances' own rounds run every 5 s of real time: here each runs them at once).
+   */
+  const balancePartitions = async () => {
+    clock.advance(PARTITION_MIN_HOLD_MS);
+    for (let round = 0; round < 2; round++) for (const instance of instances) await ownershipOf(instance).cycle();
+    expect(instances.map((instance) => ownershipOf(instance).count).reduce((sum, n) => sum + n, 0)).toBe(PARTITION_COUNT);
+    expect(instances.every((instance) => ownershipOf(instance).count > 0)).toBe(true);
+  };
+  const ownershipOf = (instance: TestApp) => instance.app.get(PartitionOwnership);
+  /** The instance whose partitions hold the user's. */
+  const ownerOf = (userId: number) => instances.findIndex((instance) => ownershipOf(instance).covers(userId, clock.now()));
+  /** Every instance's scheduler run at once; how many deliveries each attempted. */
+  const runSchedulers = () => Promise.all(kits.map((kit) => kit.runScheduler()));
 
   afterAll(async () => {
     for (const instance of instances.slice(1)) await instance.close();
@@ -56,10 +76,10 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     return counts;
   };
 
-  it('attempts every due delivery exactly once when all instances tick at the same time', async () => {
+  it('attempts every due delivery exactly once when all instances tick at the same time, each those of its partitions', async () => {
     receiver.respondWith({ status: 500 });
     const events = Array.from({ length: EVENTS }, (_, i) => ({
-      userId: USER,
+      userId: USERS[i % USERS.length],
       type: 'LOAN_EXECUTED' as never,
       severity: 'INFO' as never,
       title: `Loan ${i}`,
@@ -67,41 +87,43 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     }));
     const { queuedDeliveries } = await kits[0].publisher.publishMany(events);
     expect(queuedDeliveries).toBe(EVENTS);
-    await kits[0].settle();
+    await runSchedulers();
     expect(receiver.requests).toHaveLength(EVENTS);
 
     receiver.respondWith({ status: 204 });
     clock.advance(60_000);
-    const attempted = await Promise.all(kits.map((kit) => kit.runScheduler()));
+    const attempted = await runSchedulers();
 
-    expect(attempted.reduce((sum, n) => sum + n, 0)).toBe(EVENTS);
-    expect(attempted.filter((n) => n > 0).length).toBeGreaterThan(1);
+    const expected = [0, 1, 2].map((index) => events.filter((event) => ownerOf(event.userId) === index).length);
+    expect(attempted).toEqual(expected);
+    expect(expected.filter((n) => n > 0).length).toBeGreaterThan(1);
     const counts = countsByEvent();
     expect(counts.size).toBe(EVENTS);
     expect([...counts.values()].every((n) => n === 2)).toBe(true);
   });
 
-  it('lets another instance deliver what a crashed instance had leased, once the lease expires', async () => {
+  it("lets the partition's owner deliver what a crashed instance had leased, once the lease expires", async () => {
+    const userId = USERS[0];
+    const owner = ownerOf(userId);
+    const crashed = (owner + 1) % 3;
     receiver.clear();
     receiver.respondWith({ status: 500 });
-    await kits[0].publisher.publishMany([
-      { userId: USER, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' },
-    ]);
-    await kits[0].settle();
+    await kits[owner].publisher.publishMany([{ userId, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' }]);
+    await kits[owner].settle();
     receiver.respondWith({ status: 204 });
     clock.advance(60_000);
 
-    const crashed = instances[1].app.get(DeliveryOutboxRepository);
-    const { claims: leased } = await crashed.claimDue(100, instances[1].app.get(OutboxEngine).lease());
+    // An instance of before partitions (or one that lost them unseen) leases the delivery, then crashes.
+    const { claims: leased } = await instances[crashed].app.get(DeliveryOutboxRepository).claimDue(100, instances[crashed].app.get(OutboxEngine).lease());
     expect(leased).toHaveLength(1);
-    expect(await kits[2].runScheduler()).toBe(0);
+    expect(await runSchedulers()).toEqual([0, 0, 0]);
 
     clock.advance(60_001);
-    expect(await kits[2].runScheduler()).toBe(1);
+    expect((await runSchedulers())[owner]).toBe(1);
     expect(receiver.requests).toHaveLength(2);
   });
 
-  it('keeps an endpoint at its cap of requests in flight (4), all three instances together', async () => {
+  it('keeps an endpoint at its cap of requests in flight (4), whatever instances its events were published on', async () => {
     const userId = 9;
     await kits[0].enableWebhook(userId, 'LOAN_EXECUTED', '/slow');
     receiver.clear();
@@ -114,9 +136,9 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
         title: `Slow ${instance}.${i}`,
         body: 'filled',
       }));
-    // Each instance leases what it publishes: all three hold attempts to the one endpoint at once.
+    // The owner leases what it publishes; what the others publish is due in the outbox, for the owner to claim.
     await Promise.all(kits.map((kit, instance) => kit.publisher.publishMany(events(instance))));
-    await Promise.all(kits.map((kit) => kit.settle()));
+    await runSchedulers();
 
     const counts = countsByEvent();
     expect(counts.size).toBe(36);
@@ -125,7 +147,7 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     expect(receiver.peakInFlight).toBeGreaterThanOrEqual(2);
   });
 
-  it("opens a dead endpoint's circuit on its 5th failure in a row, counted over all instances, and then on every instance", async () => {
+  it("opens a dead endpoint's circuit on its 5th failure in a row, wherever its events were published, and skips it for all", async () => {
     const userId = 10;
     // A host that takes connections and drops them at once: every attempt fails to connect (unreachable).
     const dead = createServer((socket) => socket.destroy());
@@ -148,15 +170,15 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
           title: `${title} ${i}`,
           body: 'x',
         }));
-      // 5 unreachable attempts in a row open the circuit, counted over all instances (2 + 2 + 1 here: none saw 5 itself).
+      // 5 unreachable attempts in a row open the owner's circuit: 2 + 2 + 1 published on the three instances.
       for (const [instance, count] of [2, 2, 1].entries()) {
         await kits[instance].publisher.publishMany(events(count, `opens ${instance}`));
-        await kits[instance].settle();
+        await runSchedulers();
       }
       expect(connections).toBe(5);
 
       for (const kit of kits) await kit.publisher.publishMany(events(2, 'after'));
-      await Promise.all(kits.map((kit) => kit.settle()));
+      await runSchedulers();
 
       expect(connections).toBe(5);
       const outcomes: { outcome: string; attempts: number | string }[] = await instances[0].dataSource.query(
@@ -181,9 +203,9 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
       eventIds.flatMap((id) => [id, userId, at]),
     );
     await dataSource.query(
-      'INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) ' +
-        `VALUES ${eventIds.map(() => "(?, ?, 'LOAN_EXECUTED', 'FAILED', 6, ?, ?)").join(', ')}`,
-      eventIds.flatMap((id) => [id, userId, at, at]),
+      'INSERT INTO webhook_deliveries (event_id, user_id, user_partition, type, status, attempt_count, created_at, updated_at) ' +
+        `VALUES ${eventIds.map(() => "(?, ?, ?, 'LOAN_EXECUTED', 'FAILED', 6, ?, ?)").join(', ')}`,
+      eventIds.flatMap((id) => [id, userId, partitionOf(userId), at, at]),
     );
 
     const since = new Date(at - 60_000).toISOString();

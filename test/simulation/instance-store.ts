@@ -3,19 +3,16 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
-  type EndpointProbe,
-  type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
   type Placement,
-  type ProbeTaken,
   type PurgedBatch,
-  type PurgedSlots,
   type QueueDepth,
   type RecoveryWindow,
-  type SlotTaken,
 } from '../../src/notifications/delivery/engine/outbox-store';
+import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
+import type { Ownership } from '../../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
@@ -27,6 +24,7 @@ import { type Instance, type Origin, SECOND, type SendRecord } from './world-mod
 export interface StoreWorld {
   readonly time: SimTime;
   readonly store: InMemoryOutboxStore;
+  readonly partitions: PartitionLeases;
   readonly tokenOwner: Map<string, Instance>;
   activity: number;
   readonly database: DatabaseFaults;
@@ -133,8 +131,8 @@ export class InstanceStore extends OutboxStore {
     return this.call(false, async () => this.claims(await this.world.store.leasedWith(lease)));
   }
 
-  anyDue(now: number): Promise<boolean> {
-    return this.call(false, () => this.world.store.anyDue(now));
+  anyDue(now: number, owned?: Ownership): Promise<boolean> {
+    return this.call(false, () => this.world.store.anyDue(now, owned));
   }
 
   recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
@@ -173,14 +171,14 @@ export class InstanceStore extends OutboxStore {
     );
   }
 
-  claimDue(limit: number, lease: Lease, fairness?: ClaimFairness): Promise<Claimed> {
+  claimDue(limit: number, lease: Lease, fairness?: ClaimFairness, owned?: Ownership): Promise<Claimed> {
     this.lease(lease);
     const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
     return this.call(
       true,
       async () => {
         this.instance.claimedAt = startedAt;
-        const claimed = await this.world.store.claimDue(limit, lease, fairness);
+        const claimed = await this.world.store.claimDue(limit, lease, fairness, owned);
         if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
         this.claims(claimed.claims);
         return claimed;
@@ -225,34 +223,6 @@ export class InstanceStore extends OutboxStore {
     );
   }
 
-  claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
-    return this.call(true, () => this.world.store.claimProbe(endpoint, now, until));
-  }
-
-  probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
-    return this.call(true, () => this.world.store.probeEnded(probe, nextProbeAt));
-  }
-
-  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    return this.call(true, () => this.world.store.takeSlot(endpoint, cap, now, until, probing));
-  }
-
-  releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
-    return this.call(true, () => this.world.store.releaseSlots(slots));
-  }
-
-  countFailure(endpoint: string): Promise<number> {
-    return this.call(true, () => this.world.store.countFailure(endpoint));
-  }
-
-  clearFailures(endpoint: string): Promise<void> {
-    return this.call(true, () => this.world.store.clearFailures(endpoint));
-  }
-
-  circuitOpened(endpoint: string, until: number): Promise<void> {
-    return this.call(true, () => this.world.store.circuitOpened(endpoint, until));
-  }
-
   queueDepth(now: number, cap: number): Promise<QueueDepth> {
     return this.call(false, () => this.world.store.queueDepth(now, cap));
   }
@@ -266,7 +236,27 @@ export class InstanceStore extends OutboxStore {
     });
   }
 
-  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
-    return this.call(true, () => this.world.store.purgeFreeSlots(before, after, limit));
+  /** The partitions table as this instance sees it: every call as slow, stalled or failing as the database's faults say. */
+  partitionLeases(): PartitionLeases {
+    const call = <T>(op: () => Promise<T>) => this.call(true, op);
+    const leases = this.world.partitions;
+    return new (class extends PartitionLeases {
+      readonly shared = true;
+      heartbeat(holder: string, now: number, until: number): Promise<string[]> {
+        return call(() => leases.heartbeat(holder, now, until));
+      }
+      renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
+        return call(() => leases.renew(holder, held, now, until));
+      }
+      take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
+        return call(() => leases.take(holder, partitions, now, until));
+      }
+      release(holder: string, partitions: readonly number[]): Promise<void> {
+        return call(() => leases.release(holder, partitions));
+      }
+      leave(holder: string): Promise<void> {
+        return call(() => leases.leave(holder));
+      }
+    })();
   }
 }

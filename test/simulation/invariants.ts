@@ -13,6 +13,8 @@ export const INVARIANTS = {
   'no-request-for-delivered': 'no request for a delivery recorded DELIVERED, nor for an event delivered since its last explicit redelivery',
   'bounded-memory': 'an instance holds at most its capacity of unexpired leases (queued, in flight or being recorded)',
   'endpoint-cap': 'in flight: at most perEndpointConcurrency per endpoint, all instances together, and concurrency per instance',
+  'one-owner':
+    "requests in flight for one partition's users come from one instance at a time (its owner), unless one was sent late (its process paused between the check and the request)",
   'one-probe':
     'a request sent while its instance holds the endpoint circuit half-open (the probe) never overlaps another probe to that endpoint, all instances together',
   'prompt-pickup':
@@ -34,25 +36,7 @@ export const INVARIANT_NAMES = Object.keys(INVARIANTS) as InvariantName[];
  * not thrown. Remove an entry as its fix lands; the simulation then fails on any seed that still breaks it.
  * `npm run test:simulation -- --strict` tolerates none of them.
  */
-export const KNOWN_VIOLATIONS: readonly { readonly invariant: InvariantName; readonly matches?: RegExp; readonly issue: string }[] = [
-  {
-    invariant: 'no-spurious-skip',
-    issue:
-      "issue 34 (issue 33 §3.3, §3.4): each instance keeps its own circuit, shared through webhook_endpoint_probes and _failures; a late probe re-opens, or a failure counted elsewhere keeps open, a circuit another instance's answer closed; the partition owner's in-memory circuit replaces them",
-  },
-  {
-    invariant: 'announced-once',
-    matches: /announced delivery \d+ attempt \d+ \d+ times/,
-    issue:
-      'issue 34 (the attempt lifecycle): after a pause, one claim queued twice is skipped twice, and both records of one attempt are stored and announced',
-  },
-  {
-    invariant: 'endpoint-cap',
-    matches: /all instances together/,
-    issue:
-      "issue 34: a request slot's hold (webhook_endpoint_slots) ends while its holder is paused short of its delivery lease, another instance takes the slot, and both send; the partition lease replaces slots",
-  },
-];
+export const KNOWN_VIOLATIONS: readonly { readonly invariant: InvariantName; readonly matches?: RegExp; readonly issue: string }[] = [];
 
 /** Whether a violation is one of KNOWN_VIOLATIONS. */
 export function isKnownViolation(invariant: InvariantName, detail: string): boolean {

@@ -1,7 +1,9 @@
 import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
 import type { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
-import type { AttemptRecord, EndpointProbe } from '../../src/notifications/delivery/engine/outbox-store';
+import type { EndpointQueues, QueuedAttempt } from '../../src/notifications/delivery/engine/endpoint-queues';
+import type { AttemptRecord } from '../../src/notifications/delivery/engine/outbox-store';
+import type { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { InvariantName } from './invariants';
@@ -19,8 +21,17 @@ export interface Mutation {
   /** Breaks what an instance's engine is built with, or the engine once built. */
   readonly settings?: (settings: DeliverySettings) => DeliverySettings;
   readonly engine?: (engine: OutboxEngine, events: DeliveryEvents) => void;
+  /** Breaks an instance's hold on its partitions. */
+  readonly ownership?: (ownership: PartitionOwnership) => void;
 }
 
+/** Every instance believes it owns every partition: claims, leases and attempts are no longer fenced by the partition leases. */
+function everyoneOwnsAll(ownership: PartitionOwnership): void {
+  Object.defineProperty(ownership, 'owned', { get: () => 'all' });
+  around(ownership, 'covers', () => () => true);
+}
+
+type QueuedJob = Parameters<EndpointQueues<QueuedAttempt>['push']>[0];
 type Writable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Replaces a method of `target`, the original passed to the replacement. */
@@ -120,20 +131,24 @@ export const MUTATIONS = {
     breaks: 'the engine lets two more attempts per endpoint fly than it is configured for',
     settings: (settings) => ({ ...settings, perEndpointConcurrency: settings.perEndpointConcurrency + 2 }),
   },
+  'partitions-unfenced': {
+    invariant: 'one-owner',
+    breaks: 'every instance claims and sends for every partition, whoever holds its lease',
+    ownership: everyoneOwnsAll,
+  },
   'probes-unguarded': {
     invariant: 'one-probe',
-    breaks: 'every instance may probe an endpoint at once',
-    store: (store) => {
-      let next = 1;
-      around(store, 'claimProbe', () => (endpoint) => Promise.resolve<EndpointProbe>({ endpoint, holder: `unguarded-${next++}` }));
-    },
+    breaks: 'every instance may probe an endpoint at once (each believes it owns every partition)',
+    ownership: everyoneOwnsAll,
   },
-  'probes-never-end': {
+  'answered-probes-fail': {
     invariant: 'no-spurious-skip',
-    breaks: "a probe's answer never closes the circuit it shares: other instances skip the endpoint for an hour",
-    store: (store) => {
-      around(store, 'probeEnded', () => () => Promise.resolve());
-      around(store, 'circuitOpened', (opened) => (endpoint, until) => opened(endpoint, until + 3_600_000));
+    breaks: "a probe's answer counts as unreachable: the circuit stays open and the endpoint's attempts are skipped",
+    engine: (engine) => {
+      const queues = (engine as unknown as { queues: EndpointQueues<QueuedJob> }).queues;
+      around(queues, 'finished', (finished) => (attempt, outcome, now) =>
+        finished(attempt, queues.isHalfOpen(attempt.endpoint, now) ? 'timeout' : outcome, now),
+      );
     },
   },
   'lease-ends-unwatched': {

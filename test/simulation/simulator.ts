@@ -7,6 +7,8 @@ import type { AfterCommit } from '../../src/notifications/delivery/engine/after-
 import { isUnreachable } from '../../src/notifications/delivery/engine/circuit-breaker';
 import { endpointKeyOf } from '../../src/notifications/delivery/engine/endpoint-queues';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
+import { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { ProcessRole } from '../../src/notifications/process-role';
 import type { AttemptRecord, ClaimedDelivery, NewEvent } from '../../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult, WebhookRequest } from '../../src/notifications/delivery/http/attempt-result';
@@ -18,6 +20,7 @@ import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
 import { DatabaseFaults } from './database-faults';
 import { claimOrder, type DeliveryRow, InMemoryOutboxStore, isDue, SimTransaction } from './in-memory-outbox-store';
+import { InMemoryPartitionLeases } from './in-memory-partition-leases';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
 import { type Mutation, MUTATIONS, type MutationName } from './mutations';
 import { Prng } from './prng';
@@ -141,7 +144,8 @@ export async function runSeed(options: SimOptions): Promise<SimResult> {
 
 class World implements StoreWorld {
   readonly time = new SimTime(START);
-  readonly store = new InMemoryOutboxStore();
+  readonly partitions = new InMemoryPartitionLeases();
+  readonly store = new InMemoryOutboxStore(this.partitions);
   private readonly random: Prng;
   private readonly enabled: ReadonlySet<InvariantName>;
   private readonly tolerates: (invariant: InvariantName, detail: string) => boolean;
@@ -288,6 +292,7 @@ class World implements StoreWorld {
       purge: alive.length > 0 ? 3 : 0,
       tick: alive.length > 0 ? 2 : 0,
       crash: alive.length > 0 ? 1.2 : 0,
+      shutdown: alive.length > 0 ? 0.8 : 0,
       restart: dead.length > 0 ? 4 : 0,
       toggle: 1,
       endpoint: 3,
@@ -344,15 +349,7 @@ class World implements StoreWorld {
       }
       case 'purge': {
         const instance = r.pick(alive);
-        const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED, 'slots'] as const);
-        if (status === 'slots') {
-          this.trace(`purge free slots on ${instance.name}`);
-          void instance.engine.purgeFreeSlots('', 20).then(
-            (batch) => batch.endpoints > 0 && this.trace(`  purged the slots of ${batch.endpoints} endpoints`),
-            (error: Error) => this.trace(`  slot purge failed: ${error.message}`),
-          );
-          return;
-        }
+        const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const);
         this.trace(`purge ${status} on ${instance.name}`);
         void instance.engine.purge(status, instance.clock.now() - RETENTION_MS[status], 20).then(
           (batch) => batch.deliveries > 0 && this.trace(`  purged ${batch.deliveries} ${status}, ${batch.events} events`),
@@ -368,6 +365,8 @@ class World implements StoreWorld {
       }
       case 'crash':
         return this.crash(r.pick(alive));
+      case 'shutdown':
+        return this.shutdown(r.pick(alive));
       case 'restart': {
         const slot = r.pick(dead);
         this.start(slot, this.roles[slot]);
@@ -547,14 +546,18 @@ class World implements StoreWorld {
       },
       defer: (transaction: SimTransaction, work: () => void, rolledBack?: () => void) => transaction.defer(work, rolledBack),
     };
+    const engineSettings = this.mutation?.settings?.(settings) ?? settings;
+    const ownership = new PartitionOwnership(store.partitionLeases(), clock, engineSettings, instance.name);
+    this.mutation?.ownership?.(ownership);
     const engine = new OutboxEngine(
       store,
       preferences as unknown as PreferencesService,
       sender as unknown as WebhookSender,
       clock,
       events,
-      this.mutation?.settings?.(settings) ?? settings,
+      engineSettings,
       afterCommit as unknown as AfterCommit,
+      ownership,
     );
     this.mutation?.engine?.(engine, events);
     Object.assign(instance, { engine, scheduler: new DeliveryScheduler(engine, events, clock) });
@@ -581,7 +584,28 @@ class World implements StoreWorld {
     );
   }
 
-  private crash(instance: Instance): void {
+  /** Who holds each partition's running lease, as the partitions table says (by instance name). */
+  private partitionOwners(now: number): Map<number, string> {
+    const owners = new Map<number, string>();
+    for (const [partition, row] of this.partitions.partitions)
+      if (row.holder !== null && row.leaseUntil > now) owners.set(partition, row.holder);
+    return owners;
+  }
+
+  /**
+   * A graceful shutdown (a rolling deploy, a scale-in): the engine hands back what it has not started, drains what is in
+   * flight and gives its partitions back; then the process exits.
+   */
+  private shutdown(instance: Instance): void {
+    this.trace(`shutdown ${instance.name}`);
+    void instance.engine.beforeApplicationShutdown().then(() => {
+      if (!instance.alive) return;
+      this.trace(`  ${instance.name} stopped`);
+      this.crash(instance, 'exit');
+    });
+  }
+
+  private crash(instance: Instance, how: 'crash' | 'exit' = 'crash'): void {
     instance.alive = false;
     instance.clock.halt();
     for (const t of this.transactions) {
@@ -590,7 +614,7 @@ class World implements StoreWorld {
         this.trace(`  ${t.tx.name} rolled back with its process`);
       }
     }
-    this.trace(`crash ${instance.name}`);
+    if (how === 'crash') this.trace(`crash ${instance.name}`);
   }
 
   private webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
@@ -837,6 +861,16 @@ class World implements StoreWorld {
         `total ${claim.id}#${attempt}`,
         `${what}: ${instance.inFlightTotal + 1} in flight (concurrency ${instance.settings.concurrency})`,
       );
+    const partition = partitionOf(claim.userId);
+    const otherOwners = [...this.inFlightByEndpoint.values()]
+      .flat()
+      .filter((send) => !send.late && send.instance !== instance && partitionOf(send.userId) === partition);
+    if (!late && otherOwners.length > 0)
+      this.violate(
+        'one-owner',
+        `owner ${claim.id}#${attempt}`,
+        `${what}: partition ${partition} (user ${claim.userId}) has requests of another instance in flight (${otherOwners.map((send) => `${send.instance.name}: delivery ${send.deliveryId}`).join(', ')})`,
+      );
     const probe = engineQueuesOf(instance).isHalfOpen(endpoint, instance.clock.now());
     const probes = onTime.filter((send) => send.probe);
     if (probe && !late && probes.length > 0)
@@ -847,6 +881,7 @@ class World implements StoreWorld {
       );
     const record: SendRecord = {
       instance,
+      userId: claim.userId,
       deliveryId: claim.id,
       eventId: claim.eventId,
       attempt,
@@ -1093,24 +1128,13 @@ class World implements StoreWorld {
     const hasRoomFor = (instance: Instance, userId: number) =>
       hasRoom(instance) &&
       (heldOfUser.get(`${instance.name} ${userId}`) ?? 0) < instance.settings.perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT;
-    // Only an instance that looks for the row can claim it within seconds (docs/architecture.md, process roles): a
-    // `worker` (it polls every second); the holder of an expired lease (it claims what it gave up when its lease ends);
-    // the instance that recovered a parked delivery, until another claims it (it polls every second until the last of its
-    // recoveries is due; an expired or released lease of another instance is that one's to watch, seed 4360); an
-    // `all` process whose lease timer watches the lease (its latest read of the running leases saw it running) or that
-    // claimed since the row became claimable (its drain goes on until nothing is left behind). Any other `all` process
-    // learns of it at its next scheduler run, up to a minute later, by design: e.g. a lease committed after its last
-    // run, whose holder then crashed, the deliveries a recovery elsewhere parked, or what an `api` process leased (its
-    // leases end at once).
-    const looksFor = (instance: Instance, row: DeliveryRow, track: DeliveryTrack, since: number) =>
-      instance.role === 'worker' ||
-      instance.claimedAt > since + this.maxSkewMs ||
-      (row.lockedBy !== null &&
-        (this.tokenOwner.get(row.lockedBy) === instance ||
-          (instance.leasesSeen.has(row.lockedBy) && instance.leasesReadAt <= row.lockedUntil! - this.maxSkewMs))) ||
-      (row.lockedBy === null && track.releasedAt === undefined && row.waitingReason !== null && track.by === instance);
-    const roomFor = (row: DeliveryRow, track: DeliveryTrack, since: number) =>
-      deliverers.some((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId));
+    // Only the owner of the row's partition claims it (while the partitions table says its lease runs), and every
+    // delivering instance sharing the partitions polls every second. What waited while no instance held the partition
+    // (its owner died, paused, or lost the database) is measured from when one holds it again.
+    const owners = this.partitionOwners(now);
+    const looksFor = (instance: Instance, row: DeliveryRow) => owners.get(partitionOf(row.userId)) === instance.name;
+    const roomFor = (row: DeliveryRow) =>
+      deliverers.some((instance) => looksFor(instance, row) && hasRoomFor(instance, row.userId));
     // Claims take due rows in order (next attempt time, then id), each instance those of users it has room for: a row
     // waits its turn while an instance that looks for it and has room for it took rows within the bound (its drain makes
     // progress) and a due row comes before it in that instance's line; a minute at most, as long as an `all` process may
@@ -1118,16 +1142,18 @@ class World implements StoreWorld {
     // through 71 deliveries it had just recovered, slow attempts between, reached the last ones after 7 s).
     const dueInClaimOrder = [...this.store.deliveries.values()].filter((row) => isDue(row, now)).sort(claimOrder);
     const firstInLine = new Map(
-      deliverers.map((instance) => [instance, dueInClaimOrder.find((row) => hasRoomFor(instance, row.userId))] as const),
+      deliverers.map(
+        (instance) => [instance, dueInClaimOrder.find((row) => looksFor(instance, row) && hasRoomFor(instance, row.userId))] as const,
+      ),
     );
-    const waitsItsTurn = (row: DeliveryRow, track: DeliveryTrack, since: number) => {
+    const waitsItsTurn = (row: DeliveryRow, track: DeliveryTrack) => {
       const waiting = deliverers.some((instance) => {
         const first = firstInLine.get(instance);
         return (
           first !== undefined &&
           claimOrder(first, row) < 0 &&
           instance.tookAt > now - promptMs &&
-          looksFor(instance, row, track, since) &&
+          looksFor(instance, row) &&
           hasRoomFor(instance, row.userId)
         );
       });
@@ -1166,7 +1192,7 @@ class World implements StoreWorld {
       // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
       const claimable = free && (leaseEnded || parkedEnded);
       if (!claimable) track.waitingTurnSince = undefined;
-      if (claimable && !waitsItsTurn(row, track, since) && roomFor(row, track, since)) track.roomSince ??= now;
+      if (claimable && !waitsItsTurn(row, track) && roomFor(row)) track.roomSince ??= now;
       else track.roomSince = null;
       const expired = leaseEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
       const parkedDue = !leaseEnded && parkedEnded && track.roomSince !== null && now - Math.max(since, track.roomSince) > promptMs;
@@ -1177,7 +1203,7 @@ class World implements StoreWorld {
           `delivery ${row.id} (${row.eventId}) ${expired ? `lease ended at ${this.at(row.lockedUntil!)}` : `parked until ${this.at(row.nextAttemptAt!)}`} and nobody claimed it since (${formatMs(now - (expired ? row.lockedUntil! : row.nextAttemptAt!))}, with room for ${formatMs(now - track.roomSince!)}); ` +
             `${track.origin}${track.by ? ` by ${track.by.name}` : ''}${row.lockedBy ? `, lease of ${this.tokenOwner.get(row.lockedBy)?.name ?? '?'}` : ''}; room in ` +
             deliverers
-              .filter((instance) => looksFor(instance, row, track, since) && hasRoomFor(instance, row.userId))
+              .filter((instance) => looksFor(instance, row) && hasRoomFor(instance, row.userId))
               .map(
                 (instance) =>
                   `${instance.name} (${instance.role}, holds ${held.get(instance) ?? 0} of ${engineCapacityOf(instance).capacity()}, of user ${row.userId} ${heldOfUser.get(`${instance.name} ${row.userId}`) ?? 0})`,

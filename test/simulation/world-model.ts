@@ -51,6 +51,7 @@ export interface SimEvent {
 
 export interface SendRecord {
   readonly instance: Instance;
+  readonly userId: number;
   readonly deliveryId: number;
   readonly eventId: string;
   readonly attempt: number;
@@ -142,6 +143,7 @@ export function unsentRecord(instance: Instance, claim: ClaimedDelivery, at: num
   const attempt = claim.attemptCount + 1;
   return {
     instance,
+    userId: claim.userId,
     deliveryId: claim.id,
     eventId: claim.eventId,
     attempt,

@@ -4,6 +4,7 @@ import type { Subscription } from 'rxjs';
 import { DeliveryEvents } from '../delivery/delivery-events.service';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
+import { PARTITION_COUNT } from '../delivery/partitions/partitions';
 import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
@@ -24,6 +25,7 @@ const NAMES = {
   claimed: 'webhook_scheduler_claimed_total',
   queueDepth: 'webhook_queue_depth',
   circuitsOpen: 'webhook_circuits_open',
+  partitionsOwned: 'webhook_partitions_owned',
   circuitsOpened: 'webhook_circuits_opened_total',
   parked: 'webhook_deliveries_parked_total',
   testSends: 'webhook_test_sends_total',
@@ -90,6 +92,14 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       registers,
       collect() {
         this.set(engine.openCircuits());
+      },
+    });
+    new Gauge({
+      name: NAMES.partitionsOwned,
+      help: `Partitions of users (of ${PARTITION_COUNT}) whose deliveries this instance makes now: all of them when it is the only delivering process, none in an api process.`,
+      registers,
+      collect() {
+        this.set(engine.partitionsOwned());
       },
     });
     const circuitsOpened = new Counter({

@@ -1,11 +1,13 @@
 import { Logger } from '@nestjs/common';
-import type { Clock, ClockTimer } from '../../clock/clock';
+import type { Clock } from '../../clock/clock';
 import type { PreferencesService, WebhookTarget } from '../../preferences/preferences.service';
 import { webhookKey } from '../../preferences/webhook-key';
 import type { DeliveryEvents } from '../delivery-events.service';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import type { AttemptResult } from '../http/attempt-result';
 import type { WebhookSender } from '../http/webhook-sender';
+import type { PartitionOwnership } from '../partitions/partition-ownership';
+import { partitionOf } from '../partitions/partitions';
 import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
 import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt-record';
@@ -13,9 +15,7 @@ import { AttemptRecords } from './attempt-records';
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, hostOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
-import { isUnreachable } from './circuit-breaker';
-import { EndpointSlots, SLOT_RETRY_MAX_MS, SLOT_RETRY_MS } from './endpoint-slots';
-import type { ClaimedDelivery, EndpointProbe, EndpointSlot, OutboxStore, SlotTaken } from './outbox-store';
+import type { ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
@@ -37,9 +37,8 @@ export interface Job extends QueuedAttempt {
 export class AttemptRunner {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly records: AttemptRecords;
-  private readonly slots: EndpointSlots;
-  /** Endpoints waiting for a slot: the timer that lets their next attempt try again. */
-  private readonly retries = new Map<EndpointKey, ClockTimer>();
+  /** Attempts in flight per partition. */
+  private readonly partitionsInFlight = new Map<number, number>();
 
   constructor(
     private readonly outbox: OutboxStore,
@@ -52,22 +51,15 @@ export class AttemptRunner {
     private readonly capacity: InstanceCapacity,
     private readonly wakeUps: WakeUps,
     private readonly work: EngineWork,
+    private readonly ownership: PartitionOwnership,
     private readonly tracing: DeliveryTracing,
   ) {
     this.records = new AttemptRecords(outbox, clock, events, settings.batchSize, { capacity, wakeUps });
-    this.slots = new EndpointSlots(outbox, clock, settings, work, (endpoint) => queues.hasQueued(endpoint));
   }
 
-  /** Resolves when the records and slot releases submitted so far are committed (or given up). */
-  async recordsIdle(): Promise<void> {
-    await Promise.all([this.records.idle(), this.slots.idle()]);
-  }
-
-  /** Shutdown: the endpoint slots kept for queued attempts go back to the store (the queued attempts were taken out). */
-  releaseSpareSlots(): void {
-    for (const timer of this.retries.values()) timer.cancel();
-    this.retries.clear();
-    this.slots.releaseAll();
+  /** Resolves when the records submitted so far are committed (or given up). */
+  recordsIdle(): Promise<void> {
+    return this.records.idle();
   }
 
   /** Queues leased deliveries behind their endpoints, parks those whose circuit is open, cancels those whose webhook is off. */
@@ -93,7 +85,11 @@ export class AttemptRunner {
     }
     const now = this.clock.now();
     const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; claims: ClaimedDelivery[] }>();
+    // Leased while this instance owned their partition, which has moved since (or is moving): the new owner decides.
+    const elsewhere = new Set(claims.filter((claim) => !this.ownership.covers(claim.userId, now)));
+    if (elsewhere.size > 0) void this.work.track(this.release([...elsewhere]));
     for (const claim of claims) {
+      if (elsewhere.has(claim)) continue;
       const target = targets.get(webhookKey(claim.userId, claim.type));
       if (!target) {
         void this.work.track(this.cancel(claim));
@@ -113,105 +109,44 @@ export class AttemptRunner {
     this.pump();
   }
 
-  /**
-   * Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one; then
-   * gives back (after a while) the endpoint slots that no attempt queued here will use.
-   */
+  /** Starts queued attempts while this instance has free slots, round-robin over the endpoints that may start one. */
   pump(): void {
     for (let job = this.queues.next(this.clock.now()); job !== null; job = this.queues.next(this.clock.now())) {
       void this.work.track(this.attempt(job));
     }
-    this.slots.releaseUnneeded();
   }
 
   /**
-   * One attempt: a slot of its endpoint (all instances together), the request (its deadline starts now), the circuit
-   * bookkeeping, then its record (group-committed).
+   * One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). It
+   * starts only while both its delivery's lease and its partition's cover its deadline, record and the tolerated skew.
    */
   private async attempt(job: Job): Promise<void> {
     const { claim, target } = job;
-    let slotFreed = false;
-    let slot: EndpointSlot | null = null;
-    let probing: EndpointProbe | null = null; // this instance holds the endpoint's probe (claimProbe)
-    let requested = false;
+    let ended = false;
     try {
-      // A half-open circuit lets one request through, all instances together: the probe is taken first (in the store).
-      const probe = this.queues.isHalfOpen(job.endpoint, this.clock.now());
-      slot = this.slots.spareFor(job.endpoint, this.clock.now());
-      if (slot === null && this.attemptFits(claim)) {
-        // Should the store not answer before the lease ends (a database outage), this instance looks for the delivery then.
-        this.wakeUps.leaseGivenUp(claim.lockedUntil);
-        const taken = await this.slots.take(job.endpoint, claim.lockedUntil, probe);
-        if (!('holder' in taken)) {
-          slotFreed = true;
-          this.slotRefused(job, taken);
-          return;
-        }
-        slot = taken;
-      }
-      if (probe && slot !== null) {
-        const taken = await this.outbox.claimProbe(job.endpoint, this.clock.now(), claim.lockedUntil);
-        if ('heldUntil' in taken) {
-          slotFreed = true;
-          this.slots.release(slot);
-          slot = null;
-          this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, taken.heldUntil));
-          this.slotFreed(job);
-          return;
-        }
-        probing = taken;
-      }
-      if (slot === null || !this.attemptFits(claim)) {
-        // It waited too long: its deadline, its record and the clock skew we tolerate between instances no longer fit in
-        // the lease; another instance (its clock ahead) may take the delivery, so sending now could send it twice.
-        slotFreed = true;
-        if (slot !== null) this.slots.release(slot);
-        slot = null;
+      if (!this.attemptFits(claim)) {
+        // It waited too long, or its partition is no longer this instance's: another instance may take the delivery (its
+        // clock ahead) or its partition, so sending now could send it twice, or past the endpoint's cap.
+        ended = true;
         this.queues.dropped(job);
         const released = this.release([claim]); // counted from here until released: the freed slot does not free its room
         this.slotFreed(job);
-        // An unsent probe leaves the circuit open, its cool-down over: the next attempt there, of any instance, probes.
-        if (probing) void this.work.track(this.probeEnded(probing, this.clock.now()));
         await released;
         return;
       }
       const startedAt = this.clock.now();
       const attemptNumber = claim.attemptCount + 1;
-      requested = true;
-      const result = await this.send(claim, target, attemptNumber, startedAt);
+      const result = await this.inPartition(claim.userId, () => this.send(claim, target, attemptNumber, startedAt));
       const endedAt = this.clock.now();
       this.capacity.attemptTook(result.durationMs);
-      slotFreed = true;
-      const answered = !isUnreachable(result.outcome);
-      // An answered probe closes the circuit in the store before it does here: an attempt of this instance that asked
-      // for a slot before that would find it still open there, and be skipped as circuit_open.
-      if (probing && answered) await this.probeEnded(probing, null);
-      const failedBefore = this.queues.failuresInRow(job.endpoint);
+      ended = true;
       const opened = this.queues.finished(job, result.outcome, endedAt);
-      if (opened) {
-        this.slots.release(slot);
-        this.circuitOpened(opened, probing !== null);
-      } else if (!answered && this.settings.circuitBreaker.failuresToOpen > 0) {
-        void this.work.track(this.countFailure(slot));
-      } else {
-        if (failedBefore > 0) void this.work.track(this.clearFailures(job.endpoint));
-        this.handOn(slot);
-      }
-      slot = null;
-      if (probing && !answered) void this.work.track(this.probeEnded(probing, opened?.until ?? null));
+      if (opened) this.circuitOpened(opened);
       const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
     } catch (error) {
-      if (slot !== null) this.slots.release(slot);
-      if (!requested) {
-        // The store failed before the request (taking a slot or the probe): the attempt waits in its queue, still held
-        // (it counts against the room), and tries again a little later.
-        this.postpone(job);
-        this.logger.warn(`Delivery ${claim.id}: attempt postponed (${(error as Error).message})`);
-        return;
-      }
-      if (!slotFreed) {
+      if (!ended) {
         this.queues.dropped(job);
         this.slotFreed(job);
       }
@@ -220,69 +155,30 @@ export class AttemptRunner {
     }
   }
 
-  /** Whether an attempt starting now still fits in the claim's lease: its deadline, its record and the clock skew we tolerate. */
-  private attemptFits(claim: ClaimedDelivery): boolean {
-    return this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS < claim.lockedUntil;
+  /** Attempts of the partition's users in flight here: a partition moving to another instance goes once none is. */
+  inFlight(partition: number): number {
+    return this.partitionsInFlight.get(partition) ?? 0;
   }
 
-  /**
-   * The store gave no slot: all are held (by other instances), so the attempt goes back to the head of its queue and tries
-   * again a little later; or another instance opened the circuit: while its cool-down runs, this attempt and those queued
-   * behind it are skipped until then, as when another instance probes; once it is over, this instance's next attempt
-   * there is a probe.
-   */
-  private slotRefused(job: Job, refusal: Exclude<SlotTaken, EndpointSlot>): void {
-    const now = this.clock.now();
-    if ('busy' in refusal) this.postpone(job);
-    else if (refusal.openUntil > now) {
-      this.probeTakenElsewhere(this.queues.probeTakenElsewhere(job, refusal.openUntil));
-      this.slotFreed(job);
-    } else {
-      this.queues.postponed(job, refusal.openUntil);
-      this.pump();
+  private async inPartition<T>(userId: number, request: () => Promise<T>): Promise<T> {
+    const partition = partitionOf(userId);
+    this.partitionsInFlight.set(partition, this.inFlight(partition) + 1);
+    try {
+      return await request();
+    } finally {
+      const left = this.inFlight(partition) - 1;
+      if (left > 0) this.partitionsInFlight.set(partition, left);
+      else this.partitionsInFlight.delete(partition);
     }
   }
 
-  /** Back to the head of its queue, to try again after the back-off (its endpoint waits meanwhile). */
-  private postpone(job: Job): void {
-    const wait = Math.min(SLOT_RETRY_MS * 2 ** this.queues.postponementsOf(job.endpoint), SLOT_RETRY_MAX_MS);
-    this.queues.postponed(job);
-    this.retryIn(job.endpoint, wait);
-    this.pump();
-  }
-
   /**
-   * The endpoint's next attempt tries for a slot again in `ms` (or sooner, when an attempt of this instance frees one).
-   * Tracked as work until then: the engine is not idle while an attempt waits for a slot.
+   * Whether an attempt starting now fits in the claim's lease and its partition's: its deadline, its record and the clock
+   * skew we tolerate.
    */
-  private retryIn(endpoint: EndpointKey, ms: number): void {
-    if (this.work.stopping || this.retries.has(endpoint)) return;
-    void this.work.track(
-      new Promise<void>((resolve) => {
-        const timer = this.clock.setTimeout(() => {
-          this.retries.delete(endpoint);
-          this.releaseExpired(endpoint);
-          this.queues.resume(endpoint);
-          this.pump();
-          resolve();
-        }, ms);
-        this.retries.set(endpoint, {
-          cancel: () => {
-            timer.cancel();
-            resolve();
-          },
-        });
-      }),
-    );
-  }
-
-  /**
-   * The attempts queued behind one waiting for a slot whose leases can no longer fit an attempt go back to the outbox,
-   * due, for any instance to claim with a new lease: otherwise they would be looked at only when they reach the head.
-   */
-  private releaseExpired(endpoint: EndpointKey): void {
-    const expired = this.queues.takeExpired(endpoint, (job) => !this.attemptFits(job.claim));
-    if (expired.length > 0) void this.work.track(this.release(expired.map((job) => job.claim)));
+  private attemptFits(claim: ClaimedDelivery): boolean {
+    const end = this.clock.now() + this.settings.timeoutMs + LEASE_MARGIN_MS;
+    return end < claim.lockedUntil && this.ownership.covers(claim.userId, end);
   }
 
   /** A slot is free again: start the next queued attempts, and claim more when the outbox has work waiting. */
@@ -307,13 +203,9 @@ export class AttemptRunner {
     );
   }
 
-  /**
-   * An attempt opened the endpoint's circuit: its queued attempts are skipped, and every instance is told (a failed probe
-   * tells them through {@link probeEnded}), so that none sends there until a probe gets an answer.
-   */
-  private circuitOpened(opened: OpenedCircuit<Job>, byProbe: boolean): void {
+  /** An attempt opened the endpoint's circuit: its queued attempts are skipped until a probe gets an answer. */
+  private circuitOpened(opened: OpenedCircuit<Job>): void {
     const host = hostOf(opened.endpoint);
-    if (!byProbe) void this.work.track(this.shareOpening(opened.endpoint, opened.until));
     const skipped = this.skip(
       opened.parked.map((job) => job.claim),
       opened,
@@ -321,70 +213,6 @@ export class AttemptRunner {
     this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${skipped} queued attempts skipped`);
     this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: skipped });
     this.wakeUps.probeAt(opened.until);
-  }
-
-  /** Another instance probes the endpoint: this one's probe and the attempts queued behind it are skipped until then. */
-  private probeTakenElsewhere(opened: OpenedCircuit<Job>): void {
-    this.skip(
-      opened.parked.map((job) => job.claim),
-      opened,
-    );
-    this.wakeUps.probeAt(opened.until);
-  }
-
-  /**
-   * Failures in a row are counted across instances too, as the shared cap spreads an endpoint's attempts over them: an
-   * unreachable outcome adds one to the endpoint's count, and the circuit opens when that reaches the threshold; the
-   * first answer after failures seen here starts it again ({@link clearFailures}). Should the store fail, each instance
-   * counts on its own.
-   */
-  private async countFailure(slot: EndpointSlot): Promise<void> {
-    const { endpoint } = slot;
-    let opened: OpenedCircuit<Job> | null = null;
-    try {
-      // Counted before the slot goes on: it carries no other attempt between this failure and the opening it may cause.
-      opened = this.queues.sharedFailures(endpoint, await this.outbox.countFailure(endpoint), this.clock.now());
-    } catch (error) {
-      this.logger.warn(`Host ${hostOf(endpoint)}: its failures in a row were not counted (${(error as Error).message})`);
-    }
-    if (opened) {
-      this.slots.release(slot);
-      this.circuitOpened(opened, false);
-    } else this.handOn(slot);
-    this.pump();
-  }
-
-  /** The first answer after failures seen here: the endpoint's failures in a row start again from 0, for every instance. */
-  private async clearFailures(endpoint: EndpointKey): Promise<void> {
-    try {
-      await this.outbox.clearFailures(endpoint);
-    } catch (error) {
-      this.logger.warn(`Host ${hostOf(endpoint)}: its failures in a row were not cleared (${(error as Error).message})`);
-    }
-  }
-
-  /** A slot whose request got its answer goes to the next attempt queued here for its endpoint, if any (see pump). */
-  private handOn(slot: EndpointSlot): void {
-    this.slots.keep(slot);
-    this.queues.resume(slot.endpoint);
-  }
-
-  /** Tells the other instances that the endpoint's circuit is open; should that fail, each opens it on its own failures. */
-  private async shareOpening(endpoint: EndpointKey, until: number): Promise<void> {
-    try {
-      await this.outbox.circuitOpened(endpoint, until);
-    } catch (error) {
-      this.logger.warn(`Host ${hostOf(endpoint)}: its open circuit was not stored (${(error as Error).message})`);
-    }
-  }
-
-  /** Tells the other instances when they may probe the endpoint again; a failure here only lets them probe sooner. */
-  private async probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
-    try {
-      await this.outbox.probeEnded(probe, nextProbeAt);
-    } catch (error) {
-      this.logger.warn(`Host ${hostOf(probe.endpoint)}: the end of its probe was not stored (${(error as Error).message})`);
-    }
   }
 
   /**

@@ -55,11 +55,6 @@ export class CircuitBreaker {
     return this.openUntil !== null && now >= this.openUntil;
   }
 
-  /** Another instance probes the endpoint, or its probe failed: stay open until `until`, without counting a failure here. */
-  stayOpenUntil(until: number): void {
-    this.openUntil = Math.max(this.openUntil ?? until, until);
-  }
-
   /**
    * True when forgetting this breaker changes nothing that matters: it is pristine, or its last failure (or the end of its
    * cool-down) lies longer ago than the longest cool-down. An endpoint silent for that long starts afresh.
@@ -80,19 +75,6 @@ export class CircuitBreaker {
     return this.failures;
   }
 
-  /**
-   * The endpoint's unreachable attempts in a row, all instances together, are `failures`: opens the closed circuit when
-   * they reach the threshold, as if counted here; true when it opened.
-   */
-  openOnShared(failures: number, now: number): boolean {
-    if (this.openUntil !== null || this.settings.failuresToOpen === 0 || failures < this.settings.failuresToOpen) return false;
-    this.failures = Math.max(this.failures, failures);
-    this.lastFailureAt = now;
-    this.coolDownMs = this.settings.coolDownMs;
-    this.openUntil = now + this.coolDownMs;
-    return true;
-  }
-
   /** Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. */
   record(outcome: AttemptOutcome, now: number): boolean {
     if (!UNREACHABLE.has(outcome)) {
@@ -106,10 +88,8 @@ export class CircuitBreaker {
     this.failures++;
     this.lastFailureAt = now;
     if (this.settings.failuresToOpen === 0 || (!probing && this.failures < this.settings.failuresToOpen)) return false;
-    // A probe's failure doubles the cool-down; one this breaker did not start (it stayed open for another instance's
-    // circuit) doubles the configured one.
-    const coolDownMs = Math.max(this.coolDownMs, this.settings.coolDownMs);
-    this.coolDownMs = probing ? Math.min(coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
+    // A probe's failure doubles the cool-down.
+    this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;
     this.openUntil = now + this.coolDownMs;
     return true;
   }

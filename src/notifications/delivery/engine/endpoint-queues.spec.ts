@@ -93,23 +93,6 @@ describe('EndpointQueues', () => {
     expect(startAll(queues, T + 40_000)).toHaveLength(1); // half-open: one probe
   });
 
-  it('hands a probe another instance holds back with the queue behind it, and stays open until that probe ends', () => {
-    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
-    queues.push(attempt(1));
-    const [a] = startAll(queues);
-    queues.finished(a, 'timeout', T);
-    expect(queues.isHalfOpen(a.endpoint, T + 999)).toBe(false);
-    for (let i = 0; i < 3; i++) queues.push(attempt(1));
-    const [probe] = startAll(queues, T + 1000);
-    expect(queues.isHalfOpen(probe.endpoint, T + 1000)).toBe(true);
-    const handedBack = queues.probeTakenElsewhere(probe, T + 20_000);
-    expect(handedBack).toMatchObject({ userId: 1, until: T + 20_000 });
-    expect(handedBack.parked.map((p) => p.n)).toEqual([probe.n, probe.n + 1, probe.n + 2]);
-    expect(queues.held).toBe(0);
-    expect(queues.admission(probe.endpoint, T + 19_999)).toMatchObject({ parkUntil: T + 20_000 });
-    expect(queues.isHalfOpen(probe.endpoint, T + 20_000)).toBe(true);
-  });
-
   it('doubles the cool-down after a failed probe and closes the circuit on any answer', () => {
     const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
     queues.push(attempt(1));
@@ -154,65 +137,20 @@ describe('EndpointQueues', () => {
     expect(sometimes.finished(y, 'blocked', T)).toBeNull();
   });
 
-  it('postpones an attempt that found its endpoint’s slots all held: first in its queue, the endpoint out of the round until resumed', () => {
-    const queues = new EndpointQueues<Attempt>(limits);
-    const [first, second] = [attempt(1), attempt(1)];
-    queues.push(first);
-    queues.push(second);
-    queues.push(attempt(2));
-    const [a, b] = [queues.next(T)!, queues.next(T)!];
-    expect([a, b]).toEqual([first, expect.objectContaining({ userId: 2 })]);
-    queues.postponed(first);
-    expect(queues.next(T)).toBeNull(); // the other slots are free, but the endpoint waits
-    expect(queues.postponementsOf(first.endpoint)).toBe(1);
-    expect(queues.held).toBe(3);
-    queues.resume(first.endpoint);
-    expect(startAll(queues)).toEqual([first, second]);
-    queues.finished(first, 'success', T);
-    expect(queues.postponementsOf(first.endpoint)).toBe(0);
-  });
-
-  it('opens the circuit when the endpoint’s failures in a row reach the threshold counted over all instances', () => {
-    const queues = new EndpointQueues<Attempt>(limits);
-    const first = attempt(1);
-    queues.push(first);
-    queues.push(attempt(1));
-    queues.push(attempt(1));
-    const [a] = startAll(queues);
-    queues.finished(a, 'timeout', T); // 1 here
-    expect(queues.failuresInRow(first.endpoint)).toBe(1);
-    expect(queues.sharedFailures(first.endpoint, 2, T)).toBeNull(); // below the threshold of 3
-    const opened = queues.sharedFailures(first.endpoint, 3, T + 1);
-    expect(opened).toMatchObject({ endpoint: first.endpoint, until: T + 1 + 30_000 });
-    expect(opened!.parked).toHaveLength(1); // the queued one (the other is in flight)
-    expect(queues.sharedFailures(first.endpoint, 4, T + 2)).toBeNull(); // open already
-    expect(queues.admission(first.endpoint, T + 2)).toMatchObject({ parkUntil: T + 1 + 30_000 });
-  });
-
-  it('after a failed probe of a circuit another instance opened, waits twice the configured cool-down (never none)', () => {
-    const queues = new EndpointQueues<Attempt>(limits);
-    queues.push(attempt(1));
-    const [first] = startAll(queues);
-    queues.probeTakenElsewhere(first, T + 1_000); // open here for another instance's circuit, no failure counted here
-    const probe = attempt(1);
-    queues.push(probe);
-    expect(startAll(queues, T + 1_000)).toEqual([probe]);
-    expect(queues.finished(probe, 'timeout', T + 1_500)).toMatchObject({ until: T + 1_500 + 60_000 });
-  });
-
-  it('takes out the queued attempts that can no longer start, leaving the rest in order and counted', () => {
-    const queues = new EndpointQueues<Attempt>({ ...limits, perEndpoint: 1 });
-    const queued = [attempt(1), attempt(1), attempt(1), attempt(1)];
-    for (const a of queued) queues.push(a);
-    const [head] = startAll(queues);
-    queues.postponed(head); // its endpoint waits for a slot
-    const expired = new Set([queued[1].n, queued[3].n]);
-
-    expect(queues.takeExpired(head.endpoint, (a) => expired.has(a.n)).map((a) => a.n)).toEqual([queued[1].n, queued[3].n]);
-    expect(queues.held).toBe(2);
-    expect(queues.takeExpired(head.endpoint, (a) => expired.has(a.n))).toEqual([]);
-    queues.resume(head.endpoint);
-    expect(startAll(queues).map((a) => a.n)).toEqual([head.n]);
+  it('hands over the queued attempts of users whose partition moved, and forgets their circuits once idle', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, perEndpoint: 1, circuitBreaker: { failuresToOpen: 1, coolDownMs: 1000 } });
+    const [mine, moved, movedQueued] = [attempt(1), attempt(2), attempt(2)];
+    for (const a of [mine, moved, movedQueued]) queues.push(a);
+    expect(startAll(queues)).toEqual([mine, moved]);
+    queues.finished(mine, 'timeout', T); // user 1's circuit opens
+    expect(queues.handOver((userId) => userId === 2)).toEqual([movedQueued]);
+    expect(queues.held).toBe(1); // user 2's attempt in flight
+    queues.finished(moved, 'timeout', T); // its circuit opens here, in flight when the partition moved
+    expect(queues.handOver((userId) => userId !== 3)).toEqual([]);
+    expect(queues.admission(moved.endpoint, T)).toBe('hold'); // forgotten: the new owner's circuit decides
+    expect(queues.admission(mine.endpoint, T)).toBe('hold');
+    expect(queues.openCircuits(T)).toBe(0);
+    expect(queues.held).toBe(0);
   });
 
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {

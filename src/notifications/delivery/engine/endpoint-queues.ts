@@ -59,10 +59,6 @@ class Endpoint<T> {
   readonly queue: T[] = [];
   readonly types = new Set<EventType>();
   inFlight = 0;
-  /** Its next attempt waits for a slot (all held by other instances) until {@link EndpointQueues.resume}. */
-  waiting = false;
-  /** Postponements in a row, for the back-off; 0 once an attempt got a slot. */
-  postponements = 0;
 
   constructor(
     readonly key: EndpointKey,
@@ -136,7 +132,6 @@ export class EndpointQueues<T extends QueuedAttempt> {
     if (this.running >= this.limits.concurrency) return null;
     for (const endpoint of this.ready) {
       this.ready.delete(endpoint);
-      if (endpoint.waiting) continue; // back in the round when it resumes
       const allowance = endpoint.breaker.allowance(this.limits.perEndpoint, now);
       if (endpoint.queue.length === 0 || endpoint.inFlight >= allowance) continue;
       const attempt = endpoint.queue.shift()!;
@@ -151,7 +146,6 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** An attempt handed out by {@link next} ended with `outcome`. */
   finished(attempt: T, outcome: AttemptOutcome, now: number): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
-    endpoint.postponements = 0;
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
@@ -160,79 +154,9 @@ export class EndpointQueues<T extends QueuedAttempt> {
     return opened;
   }
 
-  /** Unreachable attempts in a row to the endpoint counted by this instance. */
-  failuresInRow(endpoint: EndpointKey): number {
-    return this.endpoints.get(endpoint)?.breaker.failuresInRow ?? 0;
-  }
-
-  /**
-   * The endpoint's unreachable attempts in a row, all instances together, are `failures`: when that reaches the threshold
-   * its circuit opens here too, and its queued attempts are handed back to be skipped.
-   */
-  sharedFailures(endpoint: EndpointKey, failures: number, now: number): OpenedCircuit<T> | null {
-    const known = this.endpoints.get(endpoint);
-    if (!known?.breaker.openOnShared(failures, now)) return null;
-    const opened = this.park(known);
-    this.settle(known);
-    return opened;
-  }
-
   /** True when the endpoint's circuit is half-open: the attempt {@link next} hands out for it is the probe, the one request it lets through. */
   isHalfOpen(endpoint: EndpointKey, now: number): boolean {
     return this.endpoints.get(endpoint)?.breaker.isHalfOpenAt(now) ?? false;
-  }
-
-  /**
-   * The probe `attempt` (handed out by {@link next}) is not made here: another instance probes the endpoint until `until`.
-   * The circuit stays open until then; the attempt and those queued behind it are handed back, to be skipped.
-   */
-  probeTakenElsewhere(attempt: T, until: number): OpenedCircuit<T> {
-    const endpoint = this.endpoints.get(attempt.endpoint)!;
-    endpoint.inFlight--;
-    this.running--;
-    this.heldCount--;
-    endpoint.breaker.stayOpenUntil(until);
-    const opened = this.park(endpoint);
-    opened.parked.unshift(attempt);
-    this.settle(endpoint);
-    return opened;
-  }
-
-  /**
-   * An attempt handed out by {@link next} could not start now: every slot of its endpoint is held (by other instances),
-   * or (`circuitOpenUntil`) another instance opened the endpoint's circuit and its cool-down is over, so this instance's
-   * next attempt there is a probe. It goes back to the head of its queue; when all slots are held, the endpoint waits
-   * until {@link resume}.
-   */
-  postponed(attempt: T, circuitOpenUntil?: number): void {
-    const endpoint = this.endpoints.get(attempt.endpoint)!;
-    endpoint.inFlight--;
-    this.running--;
-    endpoint.queue.unshift(attempt);
-    if (circuitOpenUntil !== undefined) endpoint.breaker.stayOpenUntil(circuitOpenUntil);
-    else {
-      endpoint.postponements++;
-      endpoint.waiting = true;
-    }
-    this.settle(endpoint);
-  }
-
-  /** How many times in a row the endpoint's attempts found its slots all held (0 when it got one since). */
-  postponementsOf(endpoint: EndpointKey): number {
-    return this.endpoints.get(endpoint)?.postponements ?? 0;
-  }
-
-  /** The endpoint's next attempt need not wait for a slot any longer (one may be free now): back in the round. */
-  resume(key: EndpointKey): void {
-    const endpoint = this.endpoints.get(key);
-    if (!endpoint?.waiting) return;
-    endpoint.waiting = false;
-    this.settle(endpoint);
-  }
-
-  /** Whether attempts to the endpoint are queued here (waiting for a slot or not). */
-  hasQueued(endpoint: EndpointKey): boolean {
-    return (this.endpoints.get(endpoint)?.queue.length ?? 0) > 0;
   }
 
   /** An attempt handed out by {@link next} was not made after all (lease ending, webhook disabled…). */
@@ -244,29 +168,37 @@ export class EndpointQueues<T extends QueuedAttempt> {
     this.settle(endpoint);
   }
 
-  /** Takes out the endpoint's queued attempts that `expired` says can no longer start: the caller hands them back. */
-  takeExpired(key: EndpointKey, expired: (attempt: T) => boolean): T[] {
-    const endpoint = this.endpoints.get(key);
-    if (!endpoint) return [];
-    const taken: T[] = [];
-    const kept: T[] = [];
-    for (const attempt of endpoint.queue) (expired(attempt) ? taken : kept).push(attempt);
-    if (taken.length === 0) return taken;
-    endpoint.queue.splice(0, endpoint.queue.length, ...kept);
-    this.heldCount -= taken.length;
-    this.settle(endpoint);
+  /**
+   * The users' partitions moved to another instance: takes out their queued attempts (the caller hands them back) and
+   * forgets their endpoints' circuits once nothing of theirs is in flight; the new owner's decide from now on.
+   */
+  handOver(users: (userId: number) => boolean): T[] {
+    const endpoints = [...this.endpoints.values()].filter((endpoint) => users(endpoint.userId));
+    const taken = this.take(endpoints, () => true);
+    for (const endpoint of endpoints) {
+      if (endpoint.inFlight > 0) continue;
+      this.endpoints.delete(endpoint.key);
+      this.idle.delete(endpoint);
+    }
     return taken;
   }
 
   /** Takes every queued attempt out (shutdown): the caller hands them back to the outbox. */
   takeQueued(): T[] {
+    return this.take([...this.endpoints.values()], () => true);
+  }
+
+  private take(endpoints: readonly Endpoint<T>[], chosen: (attempt: T) => boolean): T[] {
     const taken: T[] = [];
-    for (const endpoint of this.endpoints.values()) {
-      taken.push(...endpoint.queue.splice(0));
+    for (const endpoint of endpoints) {
+      const kept: T[] = [];
+      for (const attempt of endpoint.queue) (chosen(attempt) ? taken : kept).push(attempt);
+      if (kept.length === endpoint.queue.length) continue;
+      endpoint.queue.splice(0, endpoint.queue.length, ...kept);
+      if (kept.length === 0) this.ready.delete(endpoint);
       this.settle(endpoint);
     }
     this.heldCount -= taken.length;
-    this.ready.clear();
     return taken;
   }
 
@@ -314,7 +246,6 @@ export class EndpointQueues<T extends QueuedAttempt> {
     const parked = endpoint.queue.splice(0);
     this.heldCount -= parked.length;
     this.ready.delete(endpoint);
-    endpoint.waiting = false;
     const { key, userId, breaker } = endpoint;
     return { endpoint: key, userId, types: [...endpoint.types], until: breaker.reopensAt!, reason: breaker.describe(), parked };
   }

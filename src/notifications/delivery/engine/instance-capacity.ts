@@ -80,10 +80,17 @@ export class InstanceCapacity {
   }
 
   /**
-   * Where each new delivery starts: leased here when its endpoint (or its open circuit, to skip it) and this instance
-   * have room, else due. With a `reservation`, the leased ones count as held until {@link unreserve}.
+   * Where each new delivery starts: leased here when its partition is `owned` here and its endpoint (or its open
+   * circuit, to skip it) and this instance have room, else due. With a `reservation`, the leased ones count as held
+   * until {@link unreserve}.
    */
-  placements(events: readonly NewEvent[], targets: Targets, now: number, reservation?: Map<EndpointKey, number>): Map<string, Placement> {
+  placements(
+    events: readonly NewEvent[],
+    targets: Targets,
+    now: number,
+    reservation?: Map<EndpointKey, number>,
+    owned: (userId: number) => boolean = () => true,
+  ): Map<string, Placement> {
     const placements = new Map<string, Placement>();
     const adding = new Map<EndpointKey, number>();
     let room = this.work.delivers ? this.room() : 0;
@@ -92,7 +99,7 @@ export class InstanceCapacity {
       const placing = (this.placing.get(endpoint) ?? 0) + (adding.get(endpoint) ?? 0);
       const admission = this.queues.admission(endpoint, now, placing);
       // An open circuit: the first attempt is due now all the same; admit() records it as skipped (spec schedule kept).
-      if ((admission === 'hold' || typeof admission === 'object') && room > 0) {
+      if ((admission === 'hold' || typeof admission === 'object') && room > 0 && owned(event.userId)) {
         placements.set(event.id, 'lease');
         adding.set(endpoint, (adding.get(endpoint) ?? 0) + 1);
         room--;

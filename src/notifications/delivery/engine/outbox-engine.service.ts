@@ -15,6 +15,8 @@ import { PreferencesService } from '../../preferences/preferences.service';
 import { DeliveryEvents } from '../delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import { WebhookSender } from '../http/webhook-sender';
+import { PartitionOwnership } from '../partitions/partition-ownership';
+import { partitionOf } from '../partitions/partitions';
 import { DeliveryTracing } from '../trace-context/delivery-tracing';
 import type { DeliveryStatus } from '../webhook-delivery.entity';
 import type { WebhookEvent } from '../webhook-event.entity';
@@ -28,7 +30,6 @@ import {
   type NewEvent,
   OutboxStore,
   type PurgedBatch,
-  type PurgedSlots,
   type QueueDepth,
   type RecoveryWindow,
 } from './outbox-store';
@@ -70,6 +71,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     events: DeliveryEvents,
     @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
     private readonly afterCommit: AfterCommit,
+    private readonly ownership: PartitionOwnership,
     @Optional() tracing: DeliveryTracing = new DeliveryTracing(),
   ) {
     this.work = new EngineWork(settings.role !== 'api');
@@ -85,6 +87,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.wakeUps = new WakeUps(outbox, clock, settings, this.queues, this.capacity, this.work, {
       lease: () => this.lease(),
       admit: (claims) => this.runner.admit(claims),
+      owned: () => ownership.owned,
     });
     this.runner = new AttemptRunner(
       outbox,
@@ -97,6 +100,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       this.capacity,
       this.wakeUps,
       this.work,
+      ownership,
       tracing,
     );
   }
@@ -109,7 +113,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   async enqueue(events: readonly NewEvent[], targets: Targets): Promise<void> {
     const now = this.clock.now();
     const reservation = new Map<EndpointKey, number>();
-    const placements = this.capacity.placements(events, targets, now, reservation);
+    const placements = this.capacity.placements(events, targets, now, reservation, (userId) => this.owns(userId, now));
     const lease = this.lease();
     try {
       const claims = await this.wakeUps.leasing(lease, () => this.outbox.enqueue(events, (event) => placements.get(event.id)!, lease));
@@ -128,7 +132,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   async enqueueWithin(manager: EntityManager, events: readonly NewEvent[], targets: Targets): Promise<void> {
     const transaction = this.afterCommit.transactionOf(manager);
     const reservation = new Map<EndpointKey, number>();
-    const placements = this.capacity.placements(events, targets, this.clock.now(), reservation);
+    const now = this.clock.now();
+    const placements = this.capacity.placements(events, targets, now, reservation, (userId) => this.owns(userId, now));
     const lease = this.lease();
     // The leased ones count against the room until the host's transaction ends (they are this instance's from its commit
     // on, whenever that comes): until admitCommitted takes them over, the rollback, or the lease's end.
@@ -161,14 +166,12 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     // Leased here only when this instance has room for it (else it waits in the outbox, due now, for the next claim of
     // any instance): the lease being taken counts against the room while the insert runs, so that a claim or an enqueue
     // meanwhile does not fill it, and a redelivery never leases beyond the capacity.
-    const holding = this.work.delivers && this.capacity.room() > 0 ? 1 : 0;
+    const holding = this.work.delivers && this.capacity.room() > 0 && this.owns(event.userId, this.clock.now()) ? 1 : 0;
     let claim: Awaited<ReturnType<OutboxStore['enqueueAgain']>>;
     this.capacity.hold(holding);
     const lease = this.lease();
     try {
-      claim = await this.wakeUps.leasing(lease, () =>
-        this.outbox.enqueueAgain(event, holding > 0 || !this.work.delivers ? 'lease' : 'due', lease),
-      );
+      claim = await this.wakeUps.leasing(lease, () => this.outbox.enqueueAgain(event, holding > 0 ? 'lease' : 'due', lease));
     } finally {
       this.capacity.letGo(holding); // admit or release counts it again in this turn
     }
@@ -241,18 +244,19 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     return this.outbox.purgeBatch(status, before, limit);
   }
 
-  /**
-   * Deletes the slot rows of up to `limit` endpoints after `after` none of whose slots is held now, as a take sees it (a
-   * clock running ahead may see a hold end early, but only once its request is over: an attempt starts with the skew
-   * to spare, {@link LEASE_MARGIN_MS}).
-   */
-  purgeFreeSlots(after: string, limit: number): Promise<PurgedSlots> {
-    return this.outbox.purgeFreeSlots(this.clock.now(), after, limit);
-  }
-
   /** Endpoints whose circuit is open (or probing) in this instance. */
   openCircuits(): number {
     return this.queues.openCircuits(this.clock.now());
+  }
+
+  /** Partitions of users this instance delivers for now. */
+  partitionsOwned(): number {
+    return this.ownership.count;
+  }
+
+  /** Whether a delivery of `userId` leased here at `now` could start an attempt at once: its partition is this instance's. */
+  private owns(userId: number, now: number): boolean {
+    return this.work.delivers && this.ownership.covers(userId, now + this.settings.timeoutMs + LEASE_MARGIN_MS);
   }
 
   /** A lease starting now. While shutting down (and always in an `api` process), it ends at once: new deliveries stay free for other instances. */
@@ -267,15 +271,23 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    * the first minute tick.
    */
   onApplicationBootstrap(): void {
-    if (this.settings.role === 'worker') this.wakeUps.pollUntil(Number.POSITIVE_INFINITY);
-    else if (this.settings.role === 'all') void this.work.track(this.wakeUps.wake('poll').then(() => this.wakeUps.watchLeases()));
+    if (!this.work.delivers) return;
+    const owning = this.ownership.start({
+      inFlight: (partition) => this.runner.inFlight(partition),
+      lost: (partitions) => this.handOver(partitions),
+      gained: () => void this.wakeUps.wake('backlog'),
+    });
+    // Sharing the partitions with other instances, an `all` process polls like a worker: what the others publish for the
+    // users it owns is due in the outbox, for it to claim.
+    if (this.settings.role === 'worker' || this.ownership.leased) this.wakeUps.pollUntil(Number.POSITIVE_INFINITY);
+    if (this.settings.role === 'all')
+      void this.work.track(owning.then(() => this.wakeUps.wake('poll')).then(() => this.wakeUps.watchLeases()));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.work.stopping = true;
     this.wakeUps.stop();
     const unstarted = this.queues.takeQueued();
-    this.runner.releaseSpareSlots();
     const inFlight = this.queues.inFlight;
     this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
     await this.outbox.release(unstarted.map((job) => job.claim));
@@ -285,6 +297,14 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     if (finished)
       this.logger.log(`Shutdown: drained; ${inFlight} attempt(s) finished and recorded in ${Math.round(performance.now() - started)} ms`);
     else this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
+    // Its partitions go to the other instances at once, unless attempts still run here: then when their leases end.
+    await this.ownership.stop(finished).catch((error: Error) => this.logger.warn(`Shutdown: partitions not given back (${error.message})`));
+  }
+
+  /** Partitions that are no longer this instance's: their queued attempts go back to the outbox, for the new owner. */
+  private handOver(partitions: ReadonlySet<number>): void {
+    const jobs = this.queues.handOver((userId) => partitions.has(partitionOf(userId)));
+    if (jobs.length > 0) void this.work.track(this.runner.release(jobs.map((job) => job.claim)));
   }
 
   async onApplicationShutdown(): Promise<void> {

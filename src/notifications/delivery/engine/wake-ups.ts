@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
 import type { DeliverySettings } from '../delivery-settings';
+import type { Ownership } from '../partitions/partitions';
 import type { EngineWork } from './engine-work';
 import type { EndpointQueues, QueuedAttempt } from './endpoint-queues';
 import { HELD_PER_ENDPOINT_SLOT, type InstanceCapacity } from './instance-capacity';
@@ -53,7 +54,7 @@ export class WakeUps {
     private readonly queues: EndpointQueues<QueuedAttempt>,
     private readonly capacity: InstanceCapacity,
     private readonly work: EngineWork,
-    private readonly engine: { lease(): Lease; admit(claims: readonly ClaimedDelivery[]): Promise<void> },
+    private readonly engine: { lease(): Lease; admit(claims: readonly ClaimedDelivery[]): Promise<void>; owned(): Ownership },
   ) {}
 
   /**
@@ -217,7 +218,7 @@ export class WakeUps {
 
   /** A poll: one cheap look for due deliveries, a drain when there are some. */
   private async drainIfDue(): Promise<void> {
-    if (await this.retryClaimIfFailed(this.outbox.anyDue(this.clock.now()))) await this.drain();
+    if (await this.retryClaimIfFailed(this.outbox.anyDue(this.clock.now(), this.engine.owned()))) await this.drain();
   }
 
   /**
@@ -269,7 +270,7 @@ export class WakeUps {
       this.capacity.hold(room);
       const lease = this.engine.lease();
       try {
-        claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness));
+        claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness, this.engine.owned()));
       } finally {
         this.capacity.letGo(room);
       }

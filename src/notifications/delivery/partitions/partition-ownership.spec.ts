@@ -1,0 +1,138 @@
+import { InMemoryPartitionLeases } from '../../../../test/simulation/in-memory-partition-leases';
+import { Clock, type ClockTimer } from '../../clock/clock';
+import { deliverySettings } from '../delivery-settings';
+import { PARTITION_MIN_HOLD_MS, PartitionOwnership, partitionLeaseMs, type PartitionListener } from './partition-ownership';
+import { PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
+
+/** A clock each test moves by hand; its timers never fire (each test runs the rounds itself). */
+class HandClock extends Clock {
+  constructor(public current = 1_000_000) {
+    super();
+  }
+  now(): number {
+    return this.current;
+  }
+  setInterval(): ClockTimer {
+    return { cancel: () => undefined };
+  }
+}
+
+const settings = deliverySettings({});
+const LEASE_MS = partitionLeaseMs(settings);
+const ATTEMPT_MS = settings.timeoutMs + 7_000;
+
+/** An instance's ownership and what its engine was told. */
+function instance(leases: InMemoryPartitionLeases, clock: Clock, name: string, inFlight = new Map<number, number>()) {
+  const lost: number[] = [];
+  let gained = 0;
+  const listener: PartitionListener = {
+    inFlight: (partition) => inFlight.get(partition) ?? 0,
+    lost: (partitions) => lost.push(...partitions),
+    gained: () => gained++,
+  };
+  const ownership = new PartitionOwnership(leases, clock, settings, name);
+  return { ownership, lost, inFlight, gained: () => gained, start: () => ownership.start(listener) };
+}
+
+/** The partitions whose lease `holder` holds, as the table says. */
+function heldBy(leases: InMemoryPartitionLeases, holder: string): number[] {
+  return [...leases.partitions].filter(([, row]) => row.holder === holder).map(([partition]) => partition);
+}
+
+describe('PartitionOwnership', () => {
+  let clock: HandClock;
+  let leases: InMemoryPartitionLeases;
+  beforeEach(() => {
+    clock = new HandClock();
+    leases = new InMemoryPartitionLeases();
+  });
+
+  it('owns every partition alone, and covers an attempt only while the lease, counted from the take, outlasts it', async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    expect(heldBy(leases, 'a')).toHaveLength(PARTITION_COUNT);
+    expect(a.ownership.count).toBe(PARTITION_COUNT);
+    expect(a.gained()).toBe(1);
+    expect(a.ownership.covers(7, clock.now() + LEASE_MS - 1)).toBe(true);
+    expect(a.ownership.covers(7, clock.now() + LEASE_MS)).toBe(false);
+    clock.current += LEASE_MS - ATTEMPT_MS; // no renewal got through (a pause, a database outage)
+    expect(a.ownership.covers(7, clock.now() + ATTEMPT_MS)).toBe(false);
+  });
+
+  it('shares the partitions with an instance that joins: only what rendezvous gives the newcomer moves, once idle here', async () => {
+    const movingUser = Array.from({ length: 1000 }, (_, userId) => userId).find(
+      (userId) => preferredHolder(['a', 'b'], partitionOf(userId)) === 'b',
+    )!;
+    const busy = partitionOf(movingUser);
+    const a = instance(leases, clock, 'a', new Map([[busy, 1]]));
+    await a.start();
+    const b = instance(leases, clock, 'b');
+    await b.start();
+    expect(heldBy(leases, 'b')).toEqual([]); // all held by a: membership suggests, the lease decides
+
+    clock.current += PARTITION_MIN_HOLD_MS;
+    await a.ownership.cycle(); // a gives back what b should own, but the partition with an attempt in flight
+    await b.ownership.cycle();
+    const wanted = Array.from({ length: PARTITION_COUNT }, (_, p) => p).filter((p) => preferredHolder(['a', 'b'], p) === 'b');
+    expect(wanted.length).toBeGreaterThan(PARTITION_COUNT / 4);
+    expect(wanted.length).toBeLessThan((PARTITION_COUNT * 3) / 4);
+    expect(heldBy(leases, 'b')).toEqual(wanted.filter((p) => p !== busy));
+    expect(a.lost.sort((x, y) => x - y)).toEqual(wanted);
+    expect(heldBy(leases, 'a')).toContain(busy); // kept until its attempt is over, but nothing new starts there
+    expect(a.ownership.covers(movingUser, clock.now())).toBe(false);
+
+    a.inFlight.clear();
+    await a.ownership.cycle();
+    await b.ownership.cycle();
+    expect(heldBy(leases, 'b')).toEqual(wanted);
+    expect(heldBy(leases, 'a').length + wanted.length).toBe(PARTITION_COUNT);
+
+    // A third instance takes only from the first two what it wins: nothing moves between them.
+    const before = { a: heldBy(leases, 'a'), b: heldBy(leases, 'b') };
+    const c = instance(leases, clock, 'c');
+    await c.start();
+    clock.current += PARTITION_MIN_HOLD_MS;
+    for (const each of [a, b, c]) await each.ownership.cycle();
+    await c.ownership.cycle();
+    expect(heldBy(leases, 'a').every((partition) => before.a.includes(partition))).toBe(true);
+    expect(heldBy(leases, 'b').every((partition) => before.b.includes(partition))).toBe(true);
+    expect(heldBy(leases, 'a').length + heldBy(leases, 'b').length + heldBy(leases, 'c').length).toBe(PARTITION_COUNT);
+  });
+
+  it('drops a partition at once when its renewal changes nothing: another instance took it after the lease ended', async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    clock.current += LEASE_MS + 1; // a was paused past its leases
+    const b = instance(leases, clock, 'b');
+    await b.start(); // b takes what rendezvous gives it, the rest stays free until a comes back
+    const ofB = heldBy(leases, 'b');
+    expect(ofB.length).toBeGreaterThan(0);
+    await a.ownership.cycle();
+    expect(a.lost).toEqual(expect.arrayContaining(ofB));
+    expect(ofB.some((partition) => a.ownership.covers(partition, clock.now()))).toBe(false);
+    expect(heldBy(leases, 'a').length + ofB.length).toBe(PARTITION_COUNT);
+  });
+
+  it('gives every partition back on shutdown, for the others to take at their next round', async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    const b = instance(leases, clock, 'b');
+    await b.start();
+    await a.ownership.stop(true);
+    expect(heldBy(leases, 'a')).toEqual([]);
+    await b.ownership.cycle();
+    expect(heldBy(leases, 'b')).toHaveLength(PARTITION_COUNT);
+  });
+
+  it('owns nothing in an api process, and everything without statements where one process delivers (SQLite)', async () => {
+    const api = new PartitionOwnership(leases, clock, { ...settings, role: 'api' }, 'api');
+    await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
+    expect(api.count).toBe(0);
+    expect(api.covers(1, clock.now())).toBe(false);
+    const sole = new PartitionOwnership(Object.assign(Object.create(leases) as InMemoryPartitionLeases, { shared: false }), clock, settings, 'sole');
+    await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
+    expect(sole.owned).toBe('all');
+    expect(sole.covers(1, Number.MAX_SAFE_INTEGER)).toBe(true);
+    expect(leases.instances.size).toBe(0);
+  });
+});

@@ -1,0 +1,211 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Clock, type ClockTimer } from '../../clock/clock';
+import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import { type PartitionLease, PartitionLeases } from './partition-leases';
+import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
+
+/** How often an instance renews its partitions' leases, says it is alive, and moves partitions as membership changes. */
+export const PARTITION_RENEW_MS = 5_000;
+/** A partition taken is kept at least this long before it moves to another holder: membership suggests, the lease decides. */
+export const PARTITION_MIN_HOLD_MS = 2 * PARTITION_RENEW_MS;
+
+/**
+ * How long a partition's lease (and an instance's word that it is alive) runs from when its take or renewal was sent: an
+ * attempt's deadline, its record and the tolerated skew, and three renewals that may fail before an attempt no longer fits.
+ */
+export function partitionLeaseMs(settings: Pick<DeliverySettings, 'timeoutMs'>): number {
+  return settings.timeoutMs + LEASE_MARGIN_MS + 3 * PARTITION_RENEW_MS;
+}
+
+/** What the engine does when partitions come and go. */
+export interface PartitionListener {
+  /** Attempts of the partition's users in flight here now: a partition moving away is given back only when none is. */
+  inFlight(partition: number): number;
+  /** These partitions are no longer this instance's (lost, or moving away): their queued attempts go back to the outbox. */
+  lost(partitions: ReadonlySet<number>): void;
+  /** This instance took partitions: their due deliveries are claimed now. */
+  gained(): void;
+}
+
+interface Held {
+  readonly epoch: number;
+  /** When the lease ends, on this instance's clock: counted from when its take or last renewal was sent. */
+  until: number;
+  readonly since: number;
+}
+
+/**
+ * This instance's partitions (see {@link PARTITION_COUNT}). On SQLite the one delivering process owns them all and spends
+ * no statement on it; an `api` process owns none. Otherwise every {@link PARTITION_RENEW_MS} it says it is alive, renews
+ * the leases it holds (a renewal that changes no row stops that partition at once), gives back what rendezvous hashing
+ * over the live instances now gives another (once nothing of it is in flight here), and takes what it gives this one as
+ * soon as the lease there is free. An attempt starts only while its partition's lease covers its deadline, record and
+ * the tolerated skew ({@link covers}), so two owners never send for one user at once.
+ */
+@Injectable()
+export class PartitionOwnership {
+  private readonly logger = new Logger('WebhookDelivery');
+  private readonly mode: 'all' | 'none' | 'leased';
+  private readonly leaseMs: number;
+  private readonly held = new Map<number, Held>();
+  /** Held partitions moving to another instance: nothing new starts there; given back once none of their attempts is in flight. */
+  private readonly leaving = new Set<number>();
+  private listener: PartitionListener | null = null;
+  private timer: ClockTimer | null = null;
+  private cycling: Promise<void> | null = null;
+  private stopped = false;
+  private failing = false;
+
+  constructor(
+    private readonly leases: PartitionLeases,
+    private readonly clock: Clock,
+    @Inject(DELIVERY_SETTINGS) settings: DeliverySettings,
+    /** This instance's name in the partitions table: unique per process start. */
+    @Optional() readonly holder: string = randomUUID(),
+  ) {
+    this.mode = settings.role === 'api' ? 'none' : leases.shared ? 'leased' : 'all';
+    this.leaseMs = partitionLeaseMs(settings);
+  }
+
+  /** What this instance may claim. */
+  get owned(): Ownership {
+    return this.mode === 'all' ? 'all' : { holder: this.holder };
+  }
+
+  /** Whether partitions are leased through the database (several delivering processes may share it). */
+  get leased(): boolean {
+    return this.mode === 'leased';
+  }
+
+  /** Partitions this instance owns now (for the metrics). */
+  get count(): number {
+    if (this.mode === 'all') return PARTITION_COUNT;
+    const now = this.clock.now();
+    return [...this.held].filter(([partition, held]) => held.until > now && !this.leaving.has(partition)).length;
+  }
+
+  /** Whether an attempt for `userId` may run here until `until`: its partition is this instance's, its lease running past then. */
+  covers(userId: number, until: number): boolean {
+    if (this.mode !== 'leased') return this.mode === 'all';
+    const partition = partitionOf(userId);
+    const held = this.held.get(partition);
+    return held !== undefined && held.until > until && !this.leaving.has(partition);
+  }
+
+  /** Starts taking and renewing partitions; the first round runs now. */
+  start(listener: PartitionListener): Promise<void> {
+    this.listener = listener;
+    if (this.mode !== 'leased') return Promise.resolve();
+    this.timer = this.clock.setInterval(() => void this.cycle(), PARTITION_RENEW_MS);
+    return this.cycle();
+  }
+
+  /** One round: alive, renew, give back, take. Rounds never overlap (a round stalled in a database outage is waited for). */
+  cycle(): Promise<void> {
+    if (this.mode !== 'leased' || this.stopped) return Promise.resolve();
+    this.cycling ??= this.round()
+      .catch((error: Error) => {
+        if (!this.failing) this.logger.warn(`Partition leases not renewed (${error.message}); trying again every ${PARTITION_RENEW_MS / 1000} s`);
+        this.failing = true;
+      })
+      .finally(() => {
+        this.cycling = null;
+      });
+    return this.cycling;
+  }
+
+  /**
+   * Shutdown: no more renewals. Once this instance's attempts are over (`giveBack`), its partitions go back at once (the
+   * next owner need not wait for their leases to end), and it no longer counts as alive.
+   */
+  async stop(giveBack: boolean): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = null;
+    if (this.mode !== 'leased' || !giveBack) return;
+    await this.cycling;
+    const count = this.held.size;
+    this.held.clear();
+    this.leaving.clear();
+    await this.leases.leave(this.holder);
+    if (count > 0) this.logger.log(`Partitions: gave back ${count} on shutdown`);
+  }
+
+  private async round(): Promise<void> {
+    const sentAt = this.clock.now();
+    const until = sentAt + this.leaseMs;
+    this.forgetEnded(sentAt);
+    const alive = await this.leases.heartbeat(this.holder, sentAt, until);
+    const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
+    this.keepRenewed(renewed, until);
+    if (this.stopped) return;
+    const wanted = new Set<number>();
+    for (let partition = 0; partition < PARTITION_COUNT; partition++)
+      if (preferredHolder(alive, partition) === this.holder) wanted.add(partition);
+    await this.giveBack(wanted, sentAt);
+    const missing = [...wanted].filter((partition) => !this.held.has(partition));
+    const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
+    for (const { partition, epoch } of taken) this.held.set(partition, { epoch, until, since: sentAt });
+    if (this.failing) this.logger.log('Partition leases renewed again');
+    this.failing = false;
+    if (taken.length > 0) {
+      this.logger.log(`Partitions: took ${taken.length} (${describe(taken.map((lease) => lease.partition))}); owns ${this.count} of ${PARTITION_COUNT}, ${alive.length} instance(s) alive`);
+      this.listener?.gained();
+    }
+  }
+
+  /** Leases that ended on this clock (a pause, renewals failing) are no longer this instance's, before anything else. */
+  private forgetEnded(now: number): void {
+    const ended = new Set<number>();
+    for (const [partition, held] of this.held) if (held.until <= now) ended.add(partition);
+    this.drop(ended, 'lease ended');
+  }
+
+  private keepRenewed(renewed: readonly PartitionLease[], until: number): void {
+    const kept = new Set(renewed.map((lease) => lease.partition));
+    const lost = new Set([...this.held.keys()].filter((partition) => !kept.has(partition)));
+    this.drop(lost, 'taken by another instance');
+    for (const partition of kept) {
+      const held = this.held.get(partition);
+      if (held) held.until = until;
+    }
+  }
+
+  /** Partitions that live instances' rendezvous now gives another: nothing new starts there; each goes back once idle here. */
+  private async giveBack(wanted: ReadonlySet<number>, now: number): Promise<void> {
+    const moving = new Set<number>();
+    for (const [partition, held] of this.held)
+      if (!wanted.has(partition) && !this.leaving.has(partition) && now >= held.since + PARTITION_MIN_HOLD_MS) moving.add(partition);
+    for (const partition of moving) this.leaving.add(partition);
+    if (moving.size > 0) this.listener?.lost(moving);
+    const idle = [...this.leaving].filter((partition) => (this.listener?.inFlight(partition) ?? 0) === 0);
+    if (idle.length === 0) return;
+    await this.leases.release(this.holder, idle);
+    for (const partition of idle) {
+      this.held.delete(partition);
+      this.leaving.delete(partition);
+    }
+    this.logger.log(`Partitions: gave back ${idle.length} (${describe(idle)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`);
+  }
+
+  private drop(partitions: ReadonlySet<number>, why: string): void {
+    if (partitions.size === 0) return;
+    for (const partition of partitions) {
+      this.held.delete(partition);
+      this.leaving.delete(partition);
+    }
+    this.listener?.lost(partitions);
+    this.logger.warn(`Partitions: lost ${partitions.size} (${describe([...partitions])}): ${why}`);
+  }
+
+  private heldLeases(): PartitionLease[] {
+    return [...this.held].map(([partition, { epoch }]) => ({ partition, epoch }));
+  }
+}
+
+/** A short list of partitions for a log line. */
+function describe(partitions: readonly number[]): string {
+  const sorted = [...partitions].sort((a, b) => a - b);
+  return sorted.length <= 8 ? sorted.join(', ') : `${sorted.slice(0, 8).join(', ')}, …`;
+}
