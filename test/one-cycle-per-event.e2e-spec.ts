@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { EventType } from '../src/notifications/catalog/event-catalog';
+import { partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { RetentionService } from '../src/notifications/retention/retention.service';
@@ -38,6 +39,7 @@ describe.each(TEST_DATABASE_KINDS)('one retry cycle per event on $name', (kind) 
     const inserted = await t.dataSource.getRepository(WebhookDelivery).insert({
       eventId,
       userId,
+      partition: partitionOf(userId),
       type: EventType.RATE_SPIKE,
       status,
       attemptCount: 6,

@@ -6,23 +6,18 @@ import { WEBHOOK_EVENT_TYPES } from '../src/notifications/catalog/event-catalog'
 import { attemptRecord } from '../src/notifications/delivery/engine/attempt-record';
 import { CLAIM_MODES, type ClaimMode } from '../src/notifications/delivery/engine/claim-mode';
 import { DeliveryOutboxRepository } from '../src/notifications/delivery/engine/delivery-outbox.repository';
-import type {
-  ClaimedDelivery,
-  EndpointProbe,
-  EndpointSlot,
-  Lease,
-  NewEvent,
-  OutboxStore,
-  Placement,
-  ProbeTaken,
-} from '../src/notifications/delivery/engine/outbox-store';
+import type { ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement } from '../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult } from '../src/notifications/delivery/http/attempt-result';
+import { PartitionLeaseRepository } from '../src/notifications/delivery/partitions/partition-lease.repository';
+import type { PartitionLeases } from '../src/notifications/delivery/partitions/partition-leases';
+import { type Ownership, partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { InMemoryOutboxStore, SimTransaction } from './simulation/in-memory-outbox-store';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
 /** What a case reads back of a delivery, whichever store holds it. */
 interface DeliveryView {
+  partition: number;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: number | null;
@@ -35,8 +30,8 @@ interface DeliveryView {
 /** One store under test, with what the cases need besides the OutboxStore contract: host transactions and a look at the rows. */
 interface Harness {
   readonly store: OutboxStore;
-  /** The store as another instance sees it: the same rows, none of this one's memory (which endpoints' slot rows it saw). */
-  another(): OutboxStore;
+  /** The partitions table the store's claims by owner look at. */
+  readonly leases: PartitionLeases;
   /** Runs `write` inside a host transaction, then commits it (or rolls it back). */
   within(write: (transaction: unknown) => Promise<void>, outcome: 'commit' | 'rollback'): Promise<void>;
   delivery(id: number): Promise<DeliveryView | null>;
@@ -51,7 +46,7 @@ const memory = {
     const store = new InMemoryOutboxStore();
     return {
       store,
-      another: () => store,
+      leases: store.leases,
       async within(write, outcome) {
         const transaction = new SimTransaction('host');
         await write(transaction);
@@ -84,7 +79,7 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
     const nullable = (value: unknown) => (value === null ? null : Number(value));
     return {
       store: new DeliveryOutboxRepository(dataSource, { claimMode }),
-      another: () => new DeliveryOutboxRepository(dataSource, { claimMode }),
+      leases: new PartitionLeaseRepository(dataSource),
       async within(write, outcome) {
         await dataSource
           .transaction(async (manager) => {
@@ -97,11 +92,12 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
       },
       async delivery(id) {
         const [row] = await dataSource.query<Record<string, unknown>[]>(
-          'SELECT status, attempt_count, next_attempt_at, locked_by, locked_until, waiting_reason, updated_at FROM webhook_deliveries WHERE id = ?',
+          'SELECT user_partition, status, attempt_count, next_attempt_at, locked_by, locked_until, waiting_reason, updated_at FROM webhook_deliveries WHERE id = ?',
           [id],
         );
         if (!row) return null;
         return {
+          partition: Number(row.user_partition),
           status: row.status as DeliveryStatus,
           attemptCount: Number(row.attempt_count),
           nextAttemptAt: nullable(row.next_attempt_at),
@@ -136,12 +132,6 @@ const [TYPE_A] = WEBHOOK_EVENT_TYPES;
 
 const leaseAt = (now: number, ms = LEASE_MS): Lease => ({ token: randomUUID(), now, until: now + ms });
 const event = (userId: number, type = TYPE_A): NewEvent => ({ id: randomUUID(), userId, type, body: `{"user":${userId}}` });
-const isProbe = (taken: ProbeTaken): taken is EndpointProbe => 'holder' in taken;
-/** The probe taken; the test fails when another instance held it. */
-const probeOf = (taken: ProbeTaken): EndpointProbe => {
-  if (!isProbe(taken)) throw new Error(`the probe is held elsewhere until ${taken.heldUntil}`);
-  return taken;
-};
 const parkedUntil = (at: number): Placement => ({ parkUntil: at, reason: 'circuit open' });
 
 const result = (outcome: AttemptResult['outcome'], durationMs = 100): AttemptResult => ({
@@ -437,126 +427,74 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.queueDepth(NOW + 5_000, 100)).toEqual({ due: 1, inFlight: 0, failed: 1 });
   });
 
-  it("claimProbe lets one instance probe an endpoint at a time; probeEnded frees it (an answer) or holds it (a failure's cool-down)", async () => {
-    const endpoint = '7 hooks.example.com:8443';
-    const claims = await Promise.all([store.claimProbe(endpoint, NOW, NOW + 20_000), store.claimProbe(endpoint, NOW, NOW + 20_000)]);
-    const [probe, ...more] = claims.filter(isProbe);
-    expect(more).toHaveLength(0);
-    expect(claims.filter((taken) => !isProbe(taken))).toEqual([{ heldUntil: NOW + 20_000 }]);
-    expect(await store.claimProbe(endpoint, NOW + 19_999, NOW + 40_000)).toEqual({ heldUntil: NOW + 20_000 });
-    expect(await store.claimProbe('8 hooks.example.com:8443', NOW, NOW + 20_000)).toHaveProperty('holder'); // another user's endpoint
-    await store.probeEnded(probe, NOW + 60_000); // the probe failed: its circuit is open for a longer cool-down
-    expect(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000)).toEqual({ heldUntil: NOW + 60_000 });
-    const next = probeOf(await store.claimProbe(endpoint, NOW + 60_000, NOW + 80_000));
-    await store.probeEnded(next, null); // it got an answer: any instance may probe at once
-    expect(await store.claimProbe(endpoint, NOW + 60_001, NOW + 80_000)).toHaveProperty('holder');
-    expect(await store.claimProbe(endpoint, NOW + 60_002, NOW + 80_000)).toEqual({ heldUntil: NOW + 80_000 });
+  it("writes every new delivery in its user's partition: enqueued, within a host transaction, again, recovered", async () => {
+    const [first] = await enqueue([[event(300), 'lease']]);
+    expect(partitionOf(300)).toBe(44);
+    expect(await harness.delivery(first.id)).toMatchObject({ partition: 44 });
+    const within = leaseAt(NOW);
+    await harness.within((transaction) => store.enqueueWithin(transaction, [event(259)], () => 'lease', within), 'commit');
+    const [leasedWithin] = await store.leasedWith(within);
+    expect(await harness.delivery(leasedWithin.id)).toMatchObject({ partition: 3 });
+    const failed = await finished(513, DeliveryStatus.FAILED);
+    const again = (await store.enqueueAgain(failed.event, 'lease', leaseAt(NOW + 10))) as ClaimedDelivery;
+    expect(await harness.delivery(again.id)).toMatchObject({ partition: 1 });
+    const other = await finished(1023, DeliveryStatus.FAILED);
+    const recovery = leaseAt(NOW + 20);
+    expect(await store.recoverFailed({ userId: 1023, since: NOW - 1_000, until: NOW + 1_000 }, 10, () => 'lease', recovery)).toBe(1);
+    const [recovered] = await store.leasedWith(recovery);
+    expect(recovered.eventId).toBe(other.event.id);
+    expect(await harness.delivery(recovered.id)).toMatchObject({ partition: 255 });
   });
 
-  it('probeEnded of a probe whose hold ran out and was taken since leaves the new probe alone (seed 883)', async () => {
-    const endpoint = '7 hooks.example.com:8443';
-    await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]); // its rows, made by a request
-    const late = probeOf(await store.claimProbe(endpoint, NOW, NOW + 20_000));
-    const current = probeOf(await store.claimProbe(endpoint, NOW + 20_000, NOW + 40_000)); // the first one's hold ran out
-    await store.probeEnded(late, null); // its end arrives late: an answer
-    await store.probeEnded(late, NOW + 90_000); // or a failure
-    expect(await store.claimProbe(endpoint, NOW + 21_000, NOW + 41_000)).toEqual({ heldUntil: NOW + 40_000 });
-    expect(await store.takeSlot(endpoint, 4, NOW + 21_000, NOW + 41_000, true)).toEqual({ openUntil: NOW + 40_000 });
-    await store.probeEnded(current, NOW + 100_000); // its own end still counts
-    expect(await store.claimProbe(endpoint, NOW + 99_999, NOW + 120_000)).toEqual({ heldUntil: NOW + 100_000 });
-  });
-
-  it('takeSlot gives at most `cap` slots of an endpoint at once, all takers together; a released or expired slot is free again', async () => {
-    const endpoint = '7 hooks.example.com:8443';
-    const takes = await Promise.all(Array.from({ length: 6 }, () => store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)));
-    const held = takes.filter((taken): taken is EndpointSlot => 'holder' in taken);
-    expect(held).toHaveLength(4);
-    expect(new Set(held.map((slot) => slot.holder)).size).toBe(4);
-    expect(takes.filter((taken) => 'busy' in taken)).toHaveLength(2);
-    expect(await store.takeSlot('8 hooks.example.com:8443', 4, NOW, NOW + 20_000, false)).toMatchObject({ heldUntil: NOW + 20_000 });
-    await store.releaseSlots(held.slice(0, 1));
-    await store.releaseSlots(held.slice(0, 1)); // released twice: still one slot, not two
-    expect(await store.takeSlot(endpoint, 4, NOW - 5_000, NOW + 20_000, false)).toHaveProperty('holder'); // free for a clock behind too
-    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, false)).toEqual({ busy: true });
-    expect(await store.takeSlot(endpoint, 5, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder'); // a larger cap: one more
-    expect(await store.takeSlot(endpoint, 2, NOW + 19_999, NOW + 40_000, false)).toEqual({ busy: true });
-    expect(await store.takeSlot(endpoint, 2, NOW + 20_000, NOW + 40_000, false)).toHaveProperty('holder'); // its holder's lease ended
-  });
-
-  it('takeSlot calls made together (a burst of attempts, grouped on MySQL/MariaDB) each answer as one alone would', async () => {
-    const [a, b, c, d, e] = ['1 a.example', '2 b.example', '3 c.example', '4 d.example', '5 e.example'];
-    const before = await Promise.all([store.takeSlot(a, 4, NOW, NOW + 20_000, false), store.takeSlot(b, 1, NOW, NOW + 20_000, false)]);
-    await store.releaseSlots([(await store.takeSlot(c, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
-    await store.circuitOpened(c, NOW + 30_000);
-    const takes = await Promise.all([
-      store.takeSlot(a, 4, NOW + 1_000, NOW + 21_000, false), // slot 0 held: another
-      store.takeSlot(b, 1, NOW + 1_000, NOW + 21_000, false), // its one slot held
-      store.takeSlot(c, 4, NOW + 1_000, NOW + 60_000, false), // its circuit open
-      store.takeSlot(d, 2, NOW + 1_000, NOW + 21_000, false), // fresh, twice
-      store.takeSlot(d, 2, NOW + 1_000, NOW + 21_000, false),
-      store.takeSlot(e, 4, NOW + 1_000, NOW + 21_000, false), // fresh
+  it('claims by owner take only the deliveries of partitions whose lease it holds, as the partitions table says; anyDue agrees', async () => {
+    const { leases } = harness;
+    expect(await leases.take('a', [1, 2], NOW, NOW + 10_000)).toEqual([
+      { partition: 1, epoch: 1 },
+      { partition: 2, epoch: 1 },
     ]);
-    expect(takes.map((taken) => ('holder' in taken ? { endpoint: taken.endpoint, heldUntil: taken.heldUntil } : taken))).toEqual([
-      { endpoint: a, heldUntil: NOW + 21_000 },
-      { busy: true },
-      { openUntil: NOW + 30_000 },
-      { endpoint: d, heldUntil: NOW + 21_000 },
-      { endpoint: d, heldUntil: NOW + 21_000 },
-      { endpoint: e, heldUntil: NOW + 21_000 },
-    ]);
-    const held = [...before, ...takes].filter((taken): taken is EndpointSlot => 'holder' in taken);
-    expect(new Set(held.map((slot) => slot.holder)).size).toBe(held.length);
-    expect(await store.takeSlot(d, 2, NOW + 2_000, NOW + 22_000, false)).toEqual({ busy: true }); // both of d's slots are held
-    expect(await store.takeSlot(c, 1, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder'); // c's slot 0 went back at once
-    await store.releaseSlots(held);
-    expect(await store.takeSlot(b, 1, NOW + 2_000, NOW + 22_000, false)).toHaveProperty('holder');
+    expect(await leases.take('b', [3], NOW, NOW + 10_000)).toEqual([{ partition: 3, epoch: 1 }]);
+    for (const userId of [1, 2, 3, 257, 4]) await enqueue([[event(userId), 'due']]);
+    const usersClaimed = async (owned: Ownership, now = NOW) => {
+      const { claims } = await store.claimDue(10, leaseAt(now), undefined, owned);
+      return claims.map((claim) => claim.userId).sort((x, y) => x - y);
+    };
+    expect(await store.anyDue(NOW, { holder: 'nobody' })).toBe(false);
+    expect(await store.anyDue(NOW, { holder: 'a' })).toBe(true);
+    expect(await usersClaimed({ holder: 'nobody' })).toEqual([]);
+    expect(await usersClaimed({ holder: 'a' })).toEqual([1, 2, 257]);
+    expect(await store.anyDue(NOW, { holder: 'a' })).toBe(false);
+    expect(await store.anyDue(NOW, { holder: 'b' })).toBe(true);
+    await leases.release('b', [3]); // given back: its deliveries are no longer b's at once
+    expect(await store.anyDue(NOW, { holder: 'b' })).toBe(false);
+    expect(await usersClaimed({ holder: 'b' })).toEqual([]);
+    expect(await usersClaimed('all')).toEqual([3, 4]);
   });
 
-  it('purgeFreeSlots deletes every slot row of an endpoint none of whose slots is held, in key order; a take makes them again, circuit and all', async () => {
-    const [a, b, c] = ['1 a.example', '2 b.example', '3 c.example'];
-    await store.releaseSlots([(await store.takeSlot(a, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
-    expect(await store.takeSlot(b, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder'); // b keeps a slot held
-    await store.releaseSlots([(await store.takeSlot(c, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
-    await store.circuitOpened(c, NOW + 30_000);
-
-    expect(await store.purgeFreeSlots(NOW, '', 1)).toEqual({ matched: 1, endpoints: 1, last: a });
-    expect(await store.purgeFreeSlots(NOW, a, 5)).toEqual({ matched: 1, endpoints: 1, last: c });
-    expect(await store.purgeFreeSlots(NOW, c, 5)).toEqual({ matched: 0, endpoints: 0, last: null });
-    expect(await store.purgeFreeSlots(NOW + 20_000, '', 5)).toEqual({ matched: 1, endpoints: 1, last: b }); // b's hold ended
-
-    // Another instance's first take of c: its circuit is still open, and its rows are made once it lets a prober through.
-    const other = harness.another();
-    expect(await other.takeSlot(c, 4, NOW + 1_000, NOW + 21_000, false)).toEqual({ openUntil: NOW + 30_000 });
-    expect(await other.takeSlot(c, 4, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder');
-    // a's rows are made again, all of them: its cap holds, for this instance and the other.
-    const takes = await Promise.all([store, other, store, other, store].map((s) => s.takeSlot(a, 4, NOW + 1_000, NOW + 21_000, false)));
-    expect(takes.filter((taken) => 'holder' in taken)).toHaveLength(4);
-    expect(takes.filter((taken) => 'busy' in taken)).toHaveLength(1);
-  });
-
-  it('circuitOpened stops every taker until a probe: a prober once the cool-down is over, the others not before its answer', async () => {
-    const endpoint = '7 hooks.example.com:8443';
-    expect(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)).toHaveProperty('holder');
-    await store.circuitOpened(endpoint, NOW + 30_000);
-    await store.circuitOpened(endpoint, NOW + 25_000); // an earlier end written later does not shorten it
-    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, false)).toEqual({ openUntil: NOW + 30_000 });
-    expect(await store.takeSlot(endpoint, 4, NOW + 1_000, NOW + 20_000, true)).toEqual({ openUntil: NOW + 30_000 });
-    expect(await store.takeSlot('8 hooks.example.com:8443', 4, NOW + 1_000, NOW + 20_000, false)).toHaveProperty('holder');
-    expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, false)).toEqual({ openUntil: NOW + 30_000 });
-    expect(await store.takeSlot(endpoint, 4, NOW + 30_000, NOW + 50_000, true)).toHaveProperty('holder');
-    const probe = probeOf(await store.claimProbe(endpoint, NOW + 30_000, NOW + 50_000));
-    expect(await store.takeSlot(endpoint, 4, NOW + 31_000, NOW + 50_000, true)).toEqual({ openUntil: NOW + 50_000 }); // its probe runs
-    await store.probeEnded(probe, null); // the probe got an answer: closed for all
-    expect(await store.takeSlot(endpoint, 4, NOW + 32_000, NOW + 50_000, false)).toHaveProperty('holder');
-  });
-
-  it('countFailure counts an endpoint’s failures in a row over all callers; clearFailures starts it again', async () => {
-    const endpoint = '7 hooks.example.com:8443';
-    const counts = await Promise.all([store.countFailure(endpoint), store.countFailure(endpoint), store.countFailure(endpoint)]);
-    expect(Math.max(...counts)).toBe(3);
-    expect(await store.countFailure('8 hooks.example.com:8443')).toBe(1);
-    await store.clearFailures(endpoint);
-    expect(await store.countFailure(endpoint)).toBe(1);
+  it('a holder whose lease ended claims nothing, whatever it believes; the one that takes the partition then does', async () => {
+    const { leases } = harness;
+    const [held] = await leases.take('a', [5], NOW, NOW + 10_000);
+    await enqueue([[event(5), 'due']]);
+    await enqueue([[event(5), 'due']]);
+    expect(await store.anyDue(NOW + 10_000, { holder: 'a' })).toBe(true); // the lease runs until then
+    const { claims: last } = await store.claimDue(1, leaseAt(NOW + 10_000), undefined, { holder: 'a' });
+    expect(last.map((claim) => claim.userId)).toEqual([5]);
+    expect(await store.anyDue(NOW + 10_001, { holder: 'a' })).toBe(false);
+    expect(await store.claimDue(10, leaseAt(NOW + 10_001), undefined, { holder: 'a' })).toEqual({
+      claims: [],
+      exhausted: true,
+      excluded: [],
+    });
+    expect(await store.anyDue(NOW + 10_001)).toBe(true); // the delivery is there, only not a's
+    expect(await leases.take('b', [5], NOW + 10_001, NOW + 20_000)).toEqual([{ partition: 5, epoch: held.epoch + 1 }]);
+    expect(await leases.renew('a', [held], NOW + 10_001, NOW + 20_000)).toEqual([]);
+    expect(await store.claimDue(10, leaseAt(NOW + 10_002), undefined, { holder: 'a' })).toEqual({
+      claims: [],
+      exhausted: true,
+      excluded: [],
+    });
+    const { claims } = await store.claimDue(10, leaseAt(NOW + 10_002), undefined, { holder: 'b' });
+    expect(claims.map((claim) => claim.userId)).toEqual([5]);
+    expect(claims[0].id).not.toBe(last[0].id);
   });
 
   it('queueDepth counts due, leased and FAILED deliveries, each capped', async () => {
@@ -569,76 +507,3 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.queueDepth(NOW + 1_001, 100)).toEqual({ due: 4, inFlight: 0, failed: 1 }); // the lease expired
   });
 });
-
-// Where statements of two instances interleave (SQLite runs one transaction at a time, the in-memory store one call).
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('slot purges meeting other statements on $name', (kind) => {
-  const endpoint = '7 hooks.example.com:8443';
-  let database: TestDatabase;
-  let dataSource: DataSource;
-  let store: DeliveryOutboxRepository;
-
-  beforeEach(async () => {
-    database = await kind.create();
-    dataSource = await new DataSource(databaseOptions(database.config)).initialize();
-    store = new DeliveryOutboxRepository(dataSource);
-    await store.releaseSlots([(await store.takeSlot(endpoint, 4, NOW, NOW + 20_000, false)) as EndpointSlot]);
-  });
-  afterEach(async () => {
-    await dataSource.destroy();
-    await database.drop();
-  });
-
-  /**
-   * Runs `purges` while another instance's transaction has written slot 0 of the endpoint (`holder`, `heldUntil`) and
-   * not committed: each purge still sees the rows as they were, then waits for that row (a statement of it on the slots,
-   * seen running in the server); the transaction commits once all of them wait.
-   */
-  const whileSlot0Written = async <T>(slot0: { holder: string | null; heldUntil: number }, purges: () => Promise<T>[]): Promise<T[]> => {
-    let started: Promise<T>[] = [];
-    await dataSource.transaction('READ COMMITTED', async (manager) => {
-      await manager.query('UPDATE webhook_endpoint_slots SET holder = ?, held_until = ? WHERE endpoint = ? AND slot = 0', [
-        slot0.holder,
-        slot0.heldUntil,
-        endpoint,
-      ]);
-      started = purges();
-      await until(async () => {
-        const [{ n }] = await dataSource.query<{ n: number | string }[]>(
-          "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE db = DATABASE() AND info LIKE '% webhook_endpoint_slots %' AND info NOT LIKE '%PROCESSLIST%'",
-        );
-        return Number(n) >= started.length;
-      });
-    });
-    return Promise.all(started);
-  };
-  const rows = async () =>
-    Number(
-      (
-        await dataSource.query<{ n: number | string }[]>('SELECT COUNT(*) AS n FROM webhook_endpoint_slots WHERE endpoint = ?', [endpoint])
-      )[0].n,
-    );
-
-  it('keeps every row of an endpoint whose slot was taken between the purge picking it and deleting it', async () => {
-    // A take in another instance: slot 0 held.
-    const [purged] = await whileSlot0Written({ holder: randomUUID(), heldUntil: NOW + 20_000 }, () => [store.purgeFreeSlots(NOW, '', 10)]);
-    expect(purged).toEqual({ matched: 1, endpoints: 0, last: endpoint });
-    expect(await rows()).toBe(4);
-  });
-
-  it('deletes and counts an endpoint once when two instances purge it at the same time', async () => {
-    // Slot 0 written free again (a release): both purges pick the endpoint, then one deletes it and the other finds it gone.
-    const other = new DeliveryOutboxRepository(dataSource);
-    const purged = await whileSlot0Written({ holder: null, heldUntil: 0 }, () => [
-      store.purgeFreeSlots(NOW, '', 10),
-      other.purgeFreeSlots(NOW, '', 10),
-    ]);
-    expect(purged.map((batch) => batch.matched)).toEqual([1, 1]);
-    expect(purged[0].endpoints + purged[1].endpoints).toBe(1);
-    expect(await rows()).toBe(0);
-  });
-});
-
-/** Resolves once `condition` holds, asked again and again (a lock wait in the server has no event to await). */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  while (!(await condition())) await new Promise((resolve) => setImmediate(resolve));
-}

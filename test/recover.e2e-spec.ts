@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { EventType } from '../src/notifications/catalog/event-catalog';
 import { RECOVER_LIMIT } from '../src/notifications/delivery/engine/recovery-pacer';
+import { partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
 import { RETRY_DELAYS_MS } from '../src/notifications/delivery/retry-policy';
@@ -206,9 +207,16 @@ describe.each(TEST_DATABASE_KINDS)('a recovery larger than one call on $name', (
       const chunk = ids.slice(i, i + 500);
       const common = { userId, type: EventType.RATE_SPIKE, createdAt: failedAt - MINUTE };
       await t.dataSource.getRepository(WebhookEvent).insert(chunk.map((id) => ({ id, body: '{}', ...common })));
-      await t.dataSource
-        .getRepository(WebhookDelivery)
-        .insert(chunk.map((eventId) => ({ eventId, status: DeliveryStatus.FAILED, attemptCount: 6, updatedAt: failedAt, ...common })));
+      await t.dataSource.getRepository(WebhookDelivery).insert(
+        chunk.map((eventId) => ({
+          eventId,
+          partition: partitionOf(userId),
+          status: DeliveryStatus.FAILED,
+          attemptCount: 6,
+          updatedAt: failedAt,
+          ...common,
+        })),
+      );
     }
     const recover = () =>
       t

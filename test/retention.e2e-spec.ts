@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../src/notifications/catalog/event-catalog';
 import { DeliveryLogRepository } from '../src/notifications/delivery/delivery-log.repository';
+import { partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus, WebhookDelivery } from '../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../src/notifications/delivery/webhook-event.entity';
@@ -22,7 +23,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
   });
   afterAll(() => t.close());
   beforeEach(async () => {
-    for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events', 'webhook_endpoint_slots'])
+    for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events'])
       await t.dataSource.query(`DELETE FROM ${table}`);
   });
 
@@ -40,6 +41,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     const inserted = await t.dataSource.getRepository(WebhookDelivery).insert({
       eventId,
       userId: 7,
+      partition: partitionOf(7),
       type: EventType.RATE_SPIKE,
       status,
       attemptCount: attempts,
@@ -87,14 +89,13 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
       attempts: 2 + 2 + 2 + 1 + 6,
       events: 5,
       idempotencyKeys: 0,
-      endpointSlots: 0,
     });
 
     for (const { deliveryId } of deleted) expect(await exists(deliveryId)).toBe(false);
     for (const { deliveryId } of kept) expect(await exists(deliveryId)).toBe(true);
     expect(await count('webhook_delivery_attempts')).toBe(2 + 2 + 6 + 6 + 3);
     expect(await count('webhook_events')).toBe(kept.length);
-    expect(await purge()).toEqual({ delivered: 0, cancelled: 0, failed: 0, attempts: 0, events: 0, idempotencyKeys: 0, endpointSlots: 0 });
+    expect(await purge()).toEqual({ delivered: 0, cancelled: 0, failed: 0, attempts: 0, events: 0, idempotencyKeys: 0 });
   });
 
   it('keeps an event while a newer delivery of it (a redelivery) remains', async () => {
@@ -129,35 +130,6 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     expect(await count('webhook_events')).toBe(0);
   });
 
-  it('deletes the request slots of endpoints none of whose slots is held, all of them; the next delivery makes them again', async () => {
-    const userId = 43;
-    await t.enableWebhook(userId, 'RATE_SPIKE');
-    const publish = () =>
-      t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR up', payload: {} }).expect(202);
-    await publish();
-    await t.waitForDelivery({ userId });
-    const slotsOf = async (endpoint: string) =>
-      Number((await t.dataSource.query('SELECT COUNT(*) AS n FROM webhook_endpoint_slots WHERE endpoint = ?', [endpoint]))[0].n);
-    const [{ endpoint }] = await t.dataSource.query<{ endpoint: string }[]>('SELECT DISTINCT endpoint FROM webhook_endpoint_slots');
-    const made = await slotsOf(endpoint);
-    expect(made).toBeGreaterThan(0);
-    t.advance(DAY); // whatever its attempt held has ended
-    // Another endpoint, one of whose slots an attempt holds (here, or in another instance): its rows stay, all of them.
-    const busy = '99 busy.example:443';
-    await t.dataSource.query(
-      'INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES (?, 0, NULL, 0), (?, 1, ?, ?)',
-      [busy, busy, randomUUID(), t.clock.now() + MINUTE],
-    );
-
-    expect(await purge()).toMatchObject({ endpointSlots: 1 });
-    expect(await slotsOf(endpoint)).toBe(0);
-    expect(await slotsOf(busy)).toBe(2);
-
-    await publish();
-    await t.waitForDelivery({ userId, count: 2 });
-    expect(await slotsOf(endpoint)).toBe(made);
-  });
-
   it("removes a real delivery from the user's log once it is past retention, on a named daily job", async () => {
     expect(t.app.get(SchedulerRegistry).getCronJob('webhook-delivery-retention')).toBeDefined();
     const userId = 42;
@@ -171,7 +143,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
     t.advance(29 * DAY);
     expect(await purge()).toMatchObject({ delivered: 0 });
     t.advance(DAY + MINUTE);
-    expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1, idempotencyKeys: 0, endpointSlots: 0 });
+    expect(await purge()).toEqual({ delivered: 1, cancelled: 0, failed: 0, attempts: 1, events: 1, idempotencyKeys: 0 });
     expect((await log()).body.data).toEqual([]);
     await t.http().get(`${DELIVERIES}/${delivery.id}`).set('Authorization', t.bearer(userId)).expect(404);
   });

@@ -1,8 +1,7 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
-import { WebhookEndpointFailures } from './delivery/webhook-endpoint-failures.entity';
-import { WebhookEndpointProbe } from './delivery/webhook-endpoint-probe.entity';
-import { WebhookEndpointSlot } from './delivery/webhook-endpoint-slot.entity';
+import { WebhookDeliveryInstance } from './delivery/partitions/webhook-delivery-instance.entity';
+import { WebhookPartition } from './delivery/partitions/webhook-partition.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
 import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
 import { CreatePreferencesAndSecrets1763800000000 } from './migrations/1763800000000-create-preferences-and-secrets';
@@ -17,6 +16,7 @@ import { AddEventTraceContext1764600000000 } from './migrations/1764600000000-ad
 import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-create-webhook-health';
 import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-add-endpoint-probe-holder';
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
+import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -28,9 +28,8 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookEvent,
   WebhookDelivery,
   WebhookDeliveryAttempt,
-  WebhookEndpointProbe,
-  WebhookEndpointSlot,
-  WebhookEndpointFailures,
+  WebhookPartition,
+  WebhookDeliveryInstance,
   WebhookIdempotencyKey,
   WebhookHealth,
 ];
@@ -49,4 +48,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   CreateWebhookHealth1764700000000,
   CreateEndpointLimits1764800000000,
   AddEndpointProbeHolder1764900000000,
+  PartitionOwnership1765000000000,
 ];

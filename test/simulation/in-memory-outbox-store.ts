@@ -5,22 +5,19 @@ import {
   type Claimed,
   type ClaimedDelivery,
   type ClaimFairness,
-  type EndpointProbe,
-  type EndpointSlot,
   type Lease,
   type NewEvent,
   OutboxStore,
   type Placement,
-  type ProbeTaken,
   type PurgedBatch,
-  type PurgedSlots,
   type QueueDepth,
   type RecoveryWindow,
-  type SlotTaken,
 } from '../../src/notifications/delivery/engine/outbox-store';
+import { type Ownership, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { TraceContext } from '../../src/notifications/delivery/trace-context/trace-context';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { InMemoryPartitionLeases } from './in-memory-partition-leases';
 
 export interface EventRow {
   readonly id: string;
@@ -36,6 +33,8 @@ export interface DeliveryRow {
   readonly id: number;
   readonly eventId: string;
   readonly userId: number;
+  /** `partitionOf(userId)`, set on insert (`user_partition`). */
+  readonly partition: number;
   readonly type: EventType;
   status: DeliveryStatus;
   attemptCount: number;
@@ -108,21 +107,20 @@ const CLAIM_SCAN_FACTOR = 4;
 /**
  * The outbox in memory, with the SQL store's semantics (test/outbox-store-conformance.e2e-spec.ts holds both to the
  * same cases): leases by token, claims of due free rows oldest first with the per-user share, park, records kept only
- * under the claim's lease token, purge, recovery. Every call is atomic: nothing else runs in between.
+ * under the claim's lease token, purge, recovery, claims by owner (checked against `leases`, its partitions table).
+ * Every call is atomic: nothing else runs in between.
  */
 export class InMemoryOutboxStore extends OutboxStore {
   readonly events = new Map<string, EventRow>();
   readonly deliveries = new Map<number, DeliveryRow>();
-  /** Endpoint key → no other probe before this time, and the running probe's holder (webhook_endpoint_probes). */
-  readonly probes = new Map<string, { nextProbeAt: number; holder: string | null }>();
-  /** Endpoint key → its request slots (webhook_endpoint_slots), by slot number. */
-  readonly slots = new Map<string, { holder: string | null; heldUntil: number }[]>();
-  private nextHolder = 1;
-  /** Endpoint key → its unreachable attempts in a row, all instances together (webhook_endpoint_failures). */
-  readonly failures = new Map<string, number>();
   readonly attempts: AttemptRow[] = [];
   private nextDeliveryId = 1;
   private nextAttemptId = 1;
+
+  /** `leases`: the partitions table that claims by owner look at (the same one the instances take and renew leases in). */
+  constructor(readonly leases: InMemoryPartitionLeases = new InMemoryPartitionLeases()) {
+    super();
+  }
 
   enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return Promise.resolve([]);
@@ -143,8 +141,8 @@ export class InMemoryOutboxStore extends OutboxStore {
     return Promise.resolve(this.claimedBy(lease));
   }
 
-  anyDue(now: number): Promise<boolean> {
-    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now)));
+  anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
+    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.owns(owned, row, now)));
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -191,11 +189,16 @@ export class InMemoryOutboxStore extends OutboxStore {
     return Promise.resolve(this.claimedBy(lease)[0] ?? null);
   }
 
-  claimDue(limit: number, lease: Lease, fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() }): Promise<Claimed> {
+  claimDue(
+    limit: number,
+    lease: Lease,
+    fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() },
+    owned: Ownership = 'all',
+  ): Promise<Claimed> {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     const rows = [...this.deliveries.values()]
-      .filter((row) => isDue(row, lease.now) && !excluded.includes(row.userId))
+      .filter((row) => isDue(row, lease.now) && this.owns(owned, row, lease.now) && !excluded.includes(row.userId))
       .sort(claimOrder)
       .slice(0, scanLimit);
     const taken = new Map<number, number>();
@@ -280,58 +283,6 @@ export class InMemoryOutboxStore extends OutboxStore {
     return Promise.resolve(true);
   }
 
-  claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
-    const held = this.probes.get(endpoint)?.nextProbeAt;
-    if (held !== undefined && held > now) return Promise.resolve({ heldUntil: held });
-    const probe = { endpoint, holder: `probe-${this.nextHolder++}` };
-    this.probes.set(endpoint, { nextProbeAt: until, holder: probe.holder });
-    return Promise.resolve(probe);
-  }
-
-  probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
-    if (this.probes.get(probe.endpoint)?.holder !== probe.holder) return Promise.resolve();
-    if (nextProbeAt === null) this.probes.delete(probe.endpoint);
-    else this.probes.set(probe.endpoint, { nextProbeAt, holder: null });
-    return Promise.resolve();
-  }
-
-  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    const openUntil = this.probes.get(endpoint)?.nextProbeAt;
-    if (openUntil !== undefined && (!probing || openUntil > now)) return Promise.resolve({ openUntil });
-    const rows = this.slots.get(endpoint) ?? [];
-    while (rows.length < cap) rows.push({ holder: null, heldUntil: 0 });
-    this.slots.set(endpoint, rows);
-    const free = rows.slice(0, cap).find((row) => row.heldUntil <= now);
-    if (!free) return Promise.resolve({ busy: true });
-    free.holder = `holder-${this.nextHolder++}`;
-    free.heldUntil = until;
-    return Promise.resolve({ endpoint, holder: free.holder, heldUntil: until });
-  }
-
-  releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
-    for (const slot of slots)
-      for (const row of this.slots.get(slot.endpoint) ?? [])
-        if (row.holder === slot.holder) Object.assign(row, { holder: null, heldUntil: 0 });
-    return Promise.resolve();
-  }
-
-  countFailure(endpoint: string): Promise<number> {
-    const failures = (this.failures.get(endpoint) ?? 0) + 1;
-    this.failures.set(endpoint, failures);
-    return Promise.resolve(failures);
-  }
-
-  clearFailures(endpoint: string): Promise<void> {
-    this.failures.delete(endpoint);
-    return Promise.resolve();
-  }
-
-  circuitOpened(endpoint: string, until: number): Promise<void> {
-    const row = this.probes.get(endpoint);
-    this.probes.set(endpoint, { nextProbeAt: Math.max(row?.nextProbeAt ?? until, until), holder: row?.holder ?? null });
-    return Promise.resolve();
-  }
-
   queueDepth(now: number, cap: number): Promise<QueueDepth> {
     let due = 0;
     let inFlight = 0;
@@ -342,15 +293,6 @@ export class InMemoryOutboxStore extends OutboxStore {
       if (row.status === DeliveryStatus.FAILED) failed++;
     }
     return Promise.resolve({ due: Math.min(due, cap), inFlight: Math.min(inFlight, cap), failed: Math.min(failed, cap) });
-  }
-
-  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
-    const endpoints = [...this.slots.keys()]
-      .filter((endpoint) => endpoint > after && this.slots.get(endpoint)!.every((row) => row.heldUntil <= before))
-      .sort()
-      .slice(0, limit);
-    for (const endpoint of endpoints) this.slots.delete(endpoint);
-    return Promise.resolve({ matched: endpoints.length, endpoints: endpoints.length, last: endpoints.at(-1) ?? null });
   }
 
   purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
@@ -387,6 +329,11 @@ export class InMemoryOutboxStore extends OutboxStore {
     for (const event of events) this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placeOf(event), lease);
   }
 
+  /** Whether a claim for `owned` may take `row` at `now`: the partitions table says its holder holds the row's partition. */
+  private owns(owned: Ownership, row: DeliveryRow, now: number): boolean {
+    return owned === 'all' || this.leases.holds(owned.holder, row.partition, now);
+  }
+
   private pendingOf(eventId: string): DeliveryRow | undefined {
     return [...this.deliveries.values()].find((row) => row.eventId === eventId && row.status === DeliveryStatus.PENDING);
   }
@@ -401,6 +348,7 @@ export class InMemoryOutboxStore extends OutboxStore {
       id,
       eventId: event.eventId,
       userId: event.userId,
+      partition: partitionOf(event.userId),
       type: event.type,
       status: DeliveryStatus.PENDING,
       attemptCount: 0,

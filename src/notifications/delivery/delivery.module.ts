@@ -16,6 +16,10 @@ import { AfterCommit } from './engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
+import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
+import { PartitionLeases } from './partitions/partition-leases';
+import { WebhookDeliveryInstance } from './partitions/webhook-delivery-instance.entity';
+import { WebhookPartition } from './partitions/webhook-partition.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
 import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository';
@@ -26,9 +30,6 @@ import { InternalTokenGuard } from './internal-token.guard';
 import { DeliveryTracing } from './trace-context/delivery-tracing';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
-import { WebhookEndpointFailures } from './webhook-endpoint-failures.entity';
-import { WebhookEndpointProbe } from './webhook-endpoint-probe.entity';
-import { WebhookEndpointSlot } from './webhook-endpoint-slot.entity';
 import { WebhookEvent } from './webhook-event.entity';
 import { WebhookPublisher } from './webhook-publisher.service';
 
@@ -45,9 +46,8 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
       WebhookEvent,
       WebhookDelivery,
       WebhookDeliveryAttempt,
-      WebhookEndpointProbe,
-      WebhookEndpointSlot,
-      WebhookEndpointFailures,
+      WebhookPartition,
+      WebhookDeliveryInstance,
       WebhookIdempotencyKey,
     ]),
     ClockModule,
@@ -77,6 +77,8 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     { provide: DeliveryTracing, useFactory: () => new DeliveryTracing() },
     DeliveryOutboxRepository,
     { provide: OutboxStore, useExisting: DeliveryOutboxRepository },
+    PartitionLeaseRepository,
+    { provide: PartitionLeases, useExisting: PartitionLeaseRepository },
     DeliveryLogRepository,
     AfterCommit,
     OutboxEngine,

@@ -12,6 +12,7 @@ export enum DeliveryStatus {
 /** One attempt cycle (up to 6 attempts) of one event to one user's webhook. The outbox row. */
 @Entity({ name: 'webhook_deliveries' })
 @Index('ix_webhook_deliveries_due', ['status', 'nextAttemptAt'])
+@Index('ix_webhook_deliveries_partition_due', ['status', 'partition', 'nextAttemptAt'])
 @Index('ix_webhook_deliveries_user', ['userId', 'id'])
 @Index('ix_webhook_deliveries_lock', ['lockedBy'])
 @Index('ix_webhook_deliveries_retention', ['status', 'updatedAt'])
@@ -25,6 +26,10 @@ export class WebhookDelivery {
 
   @Column({ name: 'user_id', type: 'integer' })
   userId: number;
+
+  /** `partitionOf(userId)`, written with the row: only the instance holding this partition's lease claims the delivery. */
+  @Column({ name: 'user_partition', type: 'smallint' })
+  partition: number;
 
   @Column({ type: 'varchar', length: 64 })
   type: EventType;

@@ -18,15 +18,12 @@ export interface RetentionReport {
   readonly events: number;
   /** Publish idempotency keys past their window. */
   readonly idempotencyKeys: number;
-  /** Endpoints whose request slots (the cap all instances share) were deleted: none was held; the next attempt makes them again. */
-  readonly endpointSlots: number;
 }
 
 /**
  * Deletes finished deliveries once they are older than the configured retention (by last update):
  * DELIVERED and CANCELLED after 30 days, FAILED after 90 by default, with their attempts and events; and the
- * publish idempotency keys once their window (24 h by default) has passed; and the request slots of endpoints none of
- * whose slots is held (rows that would otherwise stay for every user and host ever sent to).
+ * publish idempotency keys once their window (24 h by default) has passed.
  *
  * @publicApi
  */
@@ -48,7 +45,7 @@ export class RetentionService {
     try {
       const report = await this.purge();
       this.logger.log(
-        `Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events, ${report.idempotencyKeys} idempotency keys and the slot rows of ${report.endpointSlots} endpoints`,
+        `Deleted ${report.delivered} delivered, ${report.cancelled} cancelled and ${report.failed} failed deliveries, ${report.attempts} attempts, ${report.events} events and ${report.idempotencyKeys} idempotency keys`,
       );
     } catch (error) {
       this.logger.error('Retention run failed', (error as Error).stack);
@@ -69,7 +66,6 @@ export class RetentionService {
     const cancelled = await this.purgeStatus(DeliveryStatus.CANCELLED, now - this.settings.deliveredMs);
     const failed = await this.purgeStatus(DeliveryStatus.FAILED, now - this.settings.failedMs);
     const idempotencyKeys = await this.purgeKeys(now - this.keyWindowMs);
-    const endpointSlots = await this.purgeSlots();
     return {
       delivered: delivered.deliveries,
       cancelled: cancelled.deliveries,
@@ -77,18 +73,7 @@ export class RetentionService {
       attempts: delivered.attempts + cancelled.attempts + failed.attempts,
       events: delivered.events + cancelled.events + failed.events,
       idempotencyKeys,
-      endpointSlots,
     };
-  }
-
-  private async purgeSlots(): Promise<number> {
-    let total = 0;
-    for (let after = ''; ;) {
-      const batch = await this.deliveries.purgeFreeSlots(after, this.settings.batchSize);
-      total += batch.endpoints;
-      if (batch.matched < this.settings.batchSize || batch.last === null) return total;
-      after = batch.last;
-    }
   }
 
   private async purgeKeys(before: number): Promise<number> {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
@@ -9,7 +8,6 @@ import { affectedRowsOf } from './affected-rows';
 import { shortTransaction } from '../../common/database/short-transaction';
 import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from '../webhook-delivery-attempt.entity';
-import { WebhookEndpointProbe } from '../webhook-endpoint-probe.entity';
 import { WebhookEvent } from '../webhook-event.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
 import { storedTraceContext } from '../trace-context/stored-trace-context';
@@ -18,21 +16,15 @@ import type {
   Claimed,
   ClaimFairness,
   ClaimedDelivery,
-  EndpointProbe,
-  EndpointSlot,
   Lease,
   NewEvent,
   OutboxStore,
   Placement,
-  ProbeTaken,
   PurgedBatch,
-  PurgedSlots,
   QueueDepth,
   RecoveryWindow,
-  SlotTaken,
 } from './outbox-store';
-import { countEndpointFailure, openEndpointCircuit, purgeFreeEndpointSlots, releaseEndpointSlots } from './endpoint-slot-statements';
-import { EndpointSlotTakes } from './endpoint-slot-takes';
+import type { Ownership } from '../partitions/partitions';
 import {
   INSERT_CHUNK,
   insertAttempts,
@@ -62,7 +54,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   private readonly configuredClaimMode: ClaimMode | undefined;
   /** On MySQL/MariaDB: the configured claim mode, until {@link onModuleInit} settles it for the server. */
   private claimMode: ClaimMode;
-  private readonly slotTakes: EndpointSlotTakes;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -70,7 +61,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   ) {
     this.configuredClaimMode = settings?.claimMode;
     this.claimMode = settings?.claimMode ?? 'skip-locked';
-    this.slotTakes = new EndpointSlotTakes((statement) => this.write(statement), isMySql(dataSource));
   }
 
   /** Asks a MySQL-compatible server what it is: TiDB and Vitess claim without SKIP LOCKED ({@link claimModeFor}). */
@@ -133,9 +123,9 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     return this.claimedBy(lease);
   }
 
-  /** Whether any delivery is due now and free: a cheap look (one index row) before a claim. */
-  async anyDue(now: number): Promise<boolean> {
-    const rows = await this.due(this.dataSource.manager, now).select('d.id', 'id').limit(1).getRawMany();
+  /** Whether any delivery of the partitions `owned` is due now and free: a cheap look (one index row) before a claim. */
+  async anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
+    const rows = await this.ownedDue(this.dataSource.manager, now, owned).select('d.id', 'id').limit(1).getRawMany();
     return rows.length > 0;
   }
 
@@ -231,14 +221,21 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   /**
    * Leases up to `limit` due deliveries whose lease is free or expired, oldest first, topping each user up to
    * `fairness.perUser` held. It looks at no more than a few batches' worth of due rows, so one user's large backlog
-   * costs a bounded scan and never fills the batch.
+   * costs a bounded scan and never fills the batch. With an owner, only deliveries of the partitions whose lease it holds
+   * at `lease.now`, as the partitions table says both when the rows are picked and when they are leased (a partition
+   * taken over in between is left alone): a holder whose lease ended claims nothing, whatever its memory says.
    */
-  async claimDue(limit: number, lease: Lease, fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() }): Promise<Claimed> {
+  async claimDue(
+    limit: number,
+    lease: Lease,
+    fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() },
+    owned: Ownership = 'all',
+  ): Promise<Claimed> {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     let exhausted = true;
     const claimed = await shortTransaction(this.dataSource, async (manager) => {
-      const candidates = this.due(manager, lease.now)
+      const candidates = this.ownedDue(manager, lease.now, owned)
         .select('d.id', 'id')
         .addSelect('d.userId', 'userId')
         .orderBy('d.nextAttemptAt', 'ASC')
@@ -251,14 +248,19 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       // Rows left for a later claim: scanned to the limit, or passed over because their user had their share.
       exhausted = rows.length < scanLimit && ids.length === rows.length;
       if (ids.length === 0) return 0;
-      const result = await manager
+      const update = manager
         .createQueryBuilder()
         .update(WebhookDelivery)
         .set({ lockedBy: lease.token, lockedUntil: lease.until })
         .where('id IN (:...ids)', { ids })
         .andWhere('status = :pending AND next_attempt_at <= :now', { pending: DeliveryStatus.PENDING, now: lease.now })
-        .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now: lease.now })))
-        .execute();
+        .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now: lease.now })));
+      if (owned !== 'all')
+        update.andWhere(`EXISTS (SELECT 1 ${HELD_PARTITIONS} AND p.user_partition = webhook_deliveries.user_partition)`, {
+          holder: owned.holder,
+          now: lease.now,
+        });
+      const result = await update.execute();
       return result.affected ?? ids.length;
     });
     return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
@@ -342,60 +344,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   }
 
   /**
-   * Takes an endpoint's probe with a conditional UPDATE (the row's time has passed) or, for an endpoint no instance probed
-   * yet, an INSERT that the primary key lets one instance win. The loser reads when the winner's hold ends.
-   */
-  async claimProbe(endpoint: string, now: number, until: number): Promise<ProbeTaken> {
-    const probe: EndpointProbe = { endpoint, holder: randomUUID() };
-    const taken = await this.write((manager) =>
-      manager
-        .createQueryBuilder()
-        .update(WebhookEndpointProbe)
-        .set({ nextProbeAt: until, holder: probe.holder })
-        .where('endpoint = :endpoint AND next_probe_at <= :now', { endpoint, now })
-        .execute(),
-    );
-    if (taken.affected) return probe;
-    try {
-      await this.write((manager) => manager.insert(WebhookEndpointProbe, { ...probe, nextProbeAt: until }));
-      return probe;
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
-    }
-    const held = await this.dataSource.manager.findOneBy(WebhookEndpointProbe, { endpoint });
-    return { heldUntil: Math.max(held?.nextProbeAt ?? until, now + 1) };
-  }
-
-  async probeEnded(probe: EndpointProbe, nextProbeAt: number | null): Promise<void> {
-    const { endpoint, holder } = probe;
-    await this.write((manager) =>
-      nextProbeAt === null
-        ? manager.delete(WebhookEndpointProbe, { endpoint, holder })
-        : manager.update(WebhookEndpointProbe, { endpoint, holder }, { nextProbeAt, holder: null }),
-    );
-  }
-
-  takeSlot(endpoint: string, cap: number, now: number, until: number, probing: boolean): Promise<SlotTaken> {
-    return this.slotTakes.take({ endpoint, cap, now, until, probing });
-  }
-
-  async releaseSlots(slots: readonly EndpointSlot[]): Promise<void> {
-    await this.write((manager) => releaseEndpointSlots(manager, slots));
-  }
-
-  countFailure(endpoint: string): Promise<number> {
-    return this.write((manager) => countEndpointFailure(manager, isMySql(this.dataSource), endpoint));
-  }
-
-  async clearFailures(endpoint: string): Promise<void> {
-    await this.write((manager) => manager.query('DELETE FROM webhook_endpoint_failures WHERE endpoint = ?', [endpoint]));
-  }
-
-  async circuitOpened(endpoint: string, until: number): Promise<void> {
-    await this.write((manager) => openEndpointCircuit(manager, isMySql(this.dataSource), endpoint, until));
-  }
-
-  /**
    * Counts the queue in one statement of three capped subqueries, each an index range scan: due (the claim's own
    * condition) on `(status, next_attempt_at)`, in flight on `locked_by`, failed on the `status` prefix. The caps bound
    * the work a scrape can cause however large the backlog grows.
@@ -468,12 +416,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     });
   }
 
-  purgeFreeSlots(before: number, after: string, limit: number): Promise<PurgedSlots> {
-    return shortTransaction(this.dataSource, (manager) =>
-      purgeFreeEndpointSlots(manager, isMySql(this.dataSource), { before, after, limit }),
-    );
-  }
-
   /**
    * A write outside any transaction of ours. On MySQL/MariaDB it autocommits on a pooled connection; on SQLite it takes
    * its turn among the transactions (the one connection may be inside a host's, whose rollback would undo it).
@@ -505,6 +447,16 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     );
     const found = new Set(rows.map((row) => `${Number(row.delivery_id)} ${Number(row.attempt_number)} ${Number(row.started_at)}`));
     return new Set(attempts.filter(({ claim, record }) => found.has(`${claim.id} ${claim.attemptCount + 1} ${record.startedAt}`)));
+  }
+
+  /**
+   * The due free deliveries of the partitions `owned`. The partitions are a subquery, not a join: a locking read (the
+   * claim's FOR UPDATE SKIP LOCKED) then locks only the deliveries, never a partition's row that a renewal is writing.
+   */
+  private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
+    const due = this.due(manager, now);
+    if (owned === 'all') return due;
+    return due.andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder: owned.holder, now });
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
@@ -544,6 +496,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     }));
   }
 }
+
+/**
+ * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits
+ * until it has passed): the claim's condition on `webhook_partitions`.
+ */
+const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until >= :now';
 
 /** The ids of these claims grouped by lease token, in chunks a statement can take. */
 function byToken(claims: readonly ClaimedDelivery[]): [string, number[]][] {

@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { partitionOf } from '../partitions/partitions';
 import { traceColumns } from '../trace-context/stored-trace-context';
 import { DeliveryStatus } from '../webhook-delivery.entity';
 import type { AttemptRecord, ClaimedDelivery, Lease, NewEvent, Placement } from './outbox-store';
@@ -98,7 +99,10 @@ function insertIdOf(raw: unknown): number | null {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
 }
 
-/** New deliveries of these events, placed as `placeOf` says: leased to `lease.token`, due now, or parked. */
+/**
+ * New deliveries of these events, placed as `placeOf` says: leased to `lease.token`, due now, or parked. Each in its
+ * user's partition, for good: only that partition's owner claims it.
+ */
 export function insertDeliveries(
   manager: EntityManager,
   events: readonly Pick<NewEvent, 'id' | 'userId' | 'type'>[],
@@ -111,6 +115,7 @@ export function insertDeliveries(
     [
       'event_id',
       'user_id',
+      'user_partition',
       'type',
       'status',
       'attempt_count',
@@ -128,6 +133,7 @@ export function insertDeliveries(
       return [
         e.id,
         e.userId,
+        partitionOf(e.userId),
         e.type,
         DeliveryStatus.PENDING,
         0,

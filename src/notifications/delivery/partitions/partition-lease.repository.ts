@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { isMySql } from '../../common/database/is-mysql';
+import { type PartitionLease, PartitionLeases } from './partition-leases';
+
+/** An instance whose heartbeat ended this long ago is forgotten (its row deleted): long past any lease it held. */
+const FORGET_AFTER_MS = 60 * 60_000;
+
+/**
+ * The partition leases in SQL (`webhook_partitions`, `webhook_delivery_instances`). Every write is one conditional
+ * statement, so two instances taking or renewing the same partitions at once never both get one: the second UPDATE
+ * waits for the first's row lock, then finds the row no longer matching. A write is then read back (a MySQL UPDATE
+ * counts rows changed, not which ones).
+ */
+@Injectable()
+export class PartitionLeaseRepository extends PartitionLeases {
+  readonly shared: boolean;
+
+  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+    super();
+    this.shared = isMySql(dataSource);
+  }
+
+  async heartbeat(holder: string, now: number, until: number): Promise<string[]> {
+    await this.write(
+      this.shared
+        ? 'INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES (?, ?) ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until)'
+        : 'INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES (?, ?) ON CONFLICT (holder) DO UPDATE SET alive_until = excluded.alive_until',
+      [holder, until],
+    );
+    await this.write('DELETE FROM webhook_delivery_instances WHERE alive_until < ?', [now - FORGET_AFTER_MS]);
+    const rows = await this.dataSource.query<{ holder: string }[]>(
+      'SELECT holder FROM webhook_delivery_instances WHERE alive_until > ? ORDER BY holder',
+      [now],
+    );
+    return rows.map((row) => row.holder);
+  }
+
+  async renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
+    if (held.length === 0) return [];
+    const [sameEpoch, epochs] = leaseList(held);
+    await this.write(`UPDATE webhook_partitions SET lease_until = ? WHERE holder = ? AND lease_until >= ? AND ${sameEpoch}`, [
+      until,
+      holder,
+      now,
+      ...epochs,
+    ]);
+    return this.heldWith(holder, until, sameEpoch, epochs);
+  }
+
+  async take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
+    if (partitions.length === 0) return [];
+    const [among, ids] = partitionList(partitions);
+    await this.write(
+      `UPDATE webhook_partitions SET holder = ?, lease_until = ?, epoch = epoch + 1 WHERE ${among} AND (holder IS NULL OR lease_until < ?)`,
+      [holder, until, ...ids, now],
+    );
+    return this.heldWith(holder, until, among, ids);
+  }
+
+  async release(holder: string, partitions: readonly number[]): Promise<void> {
+    if (partitions.length === 0) return;
+    const [among, ids] = partitionList(partitions);
+    await this.write(`UPDATE webhook_partitions SET holder = NULL, lease_until = 0 WHERE holder = ? AND ${among}`, [holder, ...ids]);
+  }
+
+  async leave(holder: string): Promise<void> {
+    await this.write('UPDATE webhook_partitions SET holder = NULL, lease_until = 0 WHERE holder = ?', [holder]);
+    await this.write('DELETE FROM webhook_delivery_instances WHERE holder = ?', [holder]);
+  }
+
+  /** Those partitions matching `condition` that `holder` holds until exactly `until`: what a take or renewal just wrote. */
+  private async heldWith(holder: string, until: number, condition: string, params: readonly unknown[]): Promise<PartitionLease[]> {
+    const rows = await this.dataSource.query<{ user_partition: number | string; epoch: number | string }[]>(
+      `SELECT user_partition, epoch FROM webhook_partitions WHERE holder = ? AND lease_until = ? AND ${condition} ORDER BY user_partition`,
+      [holder, until, ...params],
+    );
+    return rows.map((row) => ({ partition: Number(row.user_partition), epoch: Number(row.epoch) }));
+  }
+
+  /**
+   * A write outside any transaction: on MySQL/MariaDB it autocommits; on SQLite it takes its turn among the
+   * transactions (the one connection may be inside a host's, whose rollback would undo it).
+   */
+  private async write(sql: string, params: readonly unknown[]): Promise<void> {
+    if (this.shared) await this.dataSource.query(sql, [...params]);
+    else await this.dataSource.transaction((manager) => manager.query(sql, [...params]));
+  }
+}
+
+/** `user_partition IN (…)` and its parameters. */
+function partitionList(partitions: readonly number[]): [string, number[]] {
+  return [`user_partition IN (${partitions.map(() => '?').join(', ')})`, [...partitions]];
+}
+
+/** `(user_partition, epoch) IN (…)` (a row value: MariaDB, MySQL and SQLite ≥ 3.15) and its parameters. */
+function leaseList(leases: readonly PartitionLease[]): [string, number[]] {
+  return [
+    `(user_partition, epoch) IN (${leases.map(() => '(?, ?)').join(', ')})`,
+    leases.flatMap((lease) => [lease.partition, lease.epoch]),
+  ];
+}

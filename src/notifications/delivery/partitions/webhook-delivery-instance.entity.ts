@@ -1,0 +1,15 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { epochMs } from '../../common/database/epoch-ms.transformer';
+
+/**
+ * A delivering instance and how long it says it is alive (its heartbeat): the holders among which the partitions are
+ * shared. A row whose time passed long ago is deleted by the next heartbeat of any instance.
+ */
+@Entity({ name: 'webhook_delivery_instances' })
+export class WebhookDeliveryInstance {
+  @PrimaryColumn({ type: 'varchar', length: 64 })
+  holder: string;
+
+  @Column({ name: 'alive_until', type: 'bigint', transformer: epochMs })
+  aliveUntil: number;
+}

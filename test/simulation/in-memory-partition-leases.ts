@@ -1,0 +1,93 @@
+import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
+import { PARTITION_COUNT } from '../../src/notifications/delivery/partitions/partitions';
+
+/** An instance whose heartbeat ended this long ago is forgotten, as the SQL store does. */
+const FORGET_AFTER_MS = 60 * 60_000;
+
+export interface PartitionRow {
+  holder: string | null;
+  leaseUntil: number;
+  epoch: number;
+}
+
+/**
+ * The partitions table (`webhook_partitions`) and the instances alive (`webhook_delivery_instances`) in memory, with
+ * the SQL store's semantics (test/partition-leases-conformance.e2e-spec.ts holds both to the same cases). Shared, as
+ * on MySQL/MariaDB: the simulation runs several instances. Every call is atomic. The rows are public for the simulator
+ * to look at, and for {@link InMemoryOutboxStore}'s claims by owner.
+ */
+export class InMemoryPartitionLeases extends PartitionLeases {
+  readonly shared = true;
+  /** Partition → its lease: all of them from the start (the migration's rows), free. */
+  readonly partitions = new Map<number, PartitionRow>(
+    Array.from({ length: PARTITION_COUNT }, (_, partition) => [partition, { holder: null, leaseUntil: 0, epoch: 0 }]),
+  );
+  /** Holder → alive until. */
+  readonly instances = new Map<string, number>();
+
+  heartbeat(holder: string, now: number, until: number): Promise<string[]> {
+    this.instances.set(holder, until);
+    for (const [other, aliveUntil] of this.instances) if (aliveUntil < now - FORGET_AFTER_MS) this.instances.delete(other);
+    const alive = [...this.instances].filter(([, aliveUntil]) => aliveUntil > now).map(([alive]) => alive);
+    return Promise.resolve(alive.sort());
+  }
+
+  renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
+    for (const { partition, epoch } of held) {
+      const row = this.partitions.get(partition);
+      if (row && row.holder === holder && row.epoch === epoch && row.leaseUntil >= now) row.leaseUntil = until;
+    }
+    return Promise.resolve(
+      this.heldWith(
+        holder,
+        until,
+        held.map((lease) => lease.partition),
+        (row, i) => row.epoch === held[i].epoch,
+      ),
+    );
+  }
+
+  take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
+    for (const partition of new Set(partitions)) {
+      const row = this.partitions.get(partition);
+      if (row && (row.holder === null || row.leaseUntil < now)) Object.assign(row, { holder, leaseUntil: until, epoch: row.epoch + 1 });
+    }
+    return Promise.resolve(this.heldWith(holder, until, partitions));
+  }
+
+  release(holder: string, partitions: readonly number[]): Promise<void> {
+    for (const partition of partitions) {
+      const row = this.partitions.get(partition);
+      if (row?.holder === holder) Object.assign(row, { holder: null, leaseUntil: 0 });
+    }
+    return Promise.resolve();
+  }
+
+  leave(holder: string): Promise<void> {
+    for (const row of this.partitions.values()) if (row.holder === holder) Object.assign(row, { holder: null, leaseUntil: 0 });
+    this.instances.delete(holder);
+    return Promise.resolve();
+  }
+
+  /** Whether `holder` holds `partition`'s lease at `now` (the claims' condition: running until `now` at least). */
+  holds(holder: string, partition: number, now: number): boolean {
+    const row = this.partitions.get(partition);
+    return row !== undefined && row.holder === holder && row.leaseUntil >= now;
+  }
+
+  /** Those of `partitions` (each also passing `also`) that `holder` holds until exactly `until`, as the SQL store reads them back. */
+  private heldWith(
+    holder: string,
+    until: number,
+    partitions: readonly number[],
+    also: (row: PartitionRow, index: number) => boolean = () => true,
+  ): PartitionLease[] {
+    const held = new Map<number, PartitionLease>();
+    partitions.forEach((partition, index) => {
+      const row = this.partitions.get(partition);
+      if (row && row.holder === holder && row.leaseUntil === until && also(row, index))
+        held.set(partition, { partition, epoch: row.epoch });
+    });
+    return [...held.values()].sort((a, b) => a.partition - b.partition);
+  }
+}
