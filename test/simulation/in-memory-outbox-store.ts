@@ -115,6 +115,11 @@ export class InMemoryOutboxStore extends OutboxStore {
   readonly deliveries = new Map<number, DeliveryRow>();
   readonly attempts: AttemptRow[] = [];
   private nextDeliveryId = 1;
+
+  /** The id of the latest delivery stored (0 before the first). */
+  get lastDeliveryId(): number {
+    return this.nextDeliveryId - 1;
+  }
   private nextAttemptId = 1;
 
   /** `leases`: the partitions table that claims by owner look at (the same one the instances take and renew leases in). */
@@ -331,7 +336,7 @@ export class InMemoryOutboxStore extends OutboxStore {
 
   /** Whether a claim for `owned` may take `row` at `now`: the partitions table says its holder holds the row's partition. */
   private owns(owned: Ownership, row: DeliveryRow, now: number): boolean {
-    return owned === 'all' || this.leases.holds(owned.holder, row.partition, now);
+    return owned === 'all' || (owned.partitions.includes(row.partition) && this.leases.holds(owned.holder, row.partition, owned.leasedPast));
   }
 
   private pendingOf(eventId: string): DeliveryRow | undefined {

@@ -69,10 +69,10 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     return Promise.resolve();
   }
 
-  /** Whether `holder` holds `partition`'s lease at `now` (the claims' condition: running until `now` at least). */
-  holds(holder: string, partition: number, now: number): boolean {
+  /** Whether `holder` holds `partition`'s lease past `leasedPast` (the claims' condition). */
+  holds(holder: string, partition: number, leasedPast: number): boolean {
     const row = this.partitions.get(partition);
-    return row !== undefined && row.holder === holder && row.leaseUntil >= now;
+    return row !== undefined && row.holder === holder && row.leaseUntil > leasedPast;
   }
 
   /** Those of `partitions` (each also passing `also`) that `holder` holds until exactly `until`, as the SQL store reads them back. */

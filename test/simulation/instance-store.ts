@@ -60,7 +60,12 @@ export class InstanceStore extends OutboxStore {
    * answers, or applies and fails (its outcome unknown to the caller), as the database's faults say; the answer reaches
    * the instance when it runs (not while it is paused). `failed` hears of an error, and whether the call applied.
    */
-  private call<T>(mutates: boolean, op: () => Promise<T>, failed?: (applied: boolean) => void, origin: Origin = 'publish'): Promise<T> {
+  private call<T>(
+    mutates: boolean | 'partitions',
+    op: () => Promise<T>,
+    failed?: (applied: boolean) => void,
+    origin: Origin = 'publish',
+  ): Promise<T> {
     const world = this.world;
     const plan = world.database.plan();
     if (plan.latencyMs > SECOND)
@@ -68,7 +73,7 @@ export class InstanceStore extends OutboxStore {
       this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + plan.latencyMs);
     return new Promise<T>((resolve, reject) => {
       const apply = () => {
-        if (mutates) world.activity++;
+        if (mutates === true) world.activity++; // the partitions table holds no delivery: nothing to check again
         if (!this.instance.alive) return;
         let answer: Promise<T>;
         if (plan.outcome === 'fail') {
@@ -77,7 +82,7 @@ export class InstanceStore extends OutboxStore {
         } else {
           try {
             answer = op();
-            world.observeStore(origin, this.instance);
+            if (mutates !== 'partitions') world.observeStore(origin, this.instance);
           } catch (error) {
             answer = Promise.reject(error as Error);
           }
@@ -238,7 +243,7 @@ export class InstanceStore extends OutboxStore {
 
   /** The partitions table as this instance sees it: every call as slow, stalled or failing as the database's faults say. */
   partitionLeases(): PartitionLeases {
-    const call = <T>(op: () => Promise<T>) => this.call(true, op);
+    const call = <T>(op: () => Promise<T>) => this.call('partitions', op);
     const leases = this.world.partitions;
     return new (class extends PartitionLeases {
       readonly shared = true;

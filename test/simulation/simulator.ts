@@ -638,7 +638,9 @@ class World implements StoreWorld {
       this.account(at);
       this.time.runNext(target);
       await this.settle();
-      if (this.activity !== this.checked.activity || this.time.now - this.checked.at >= 5 * SECOND) this.check();
+      // Unchanged rows are looked at again every 15 s: what depends on time alone (a delivery not picked up, one not final
+      // within its schedule) stays wrong until it changes, so it is seen all the same.
+      if (this.activity !== this.checked.activity || this.time.now - this.checked.at >= 15 * SECOND) this.check();
     }
     this.account(target);
     this.time.now = Math.max(this.time.now, target);
@@ -926,6 +928,7 @@ class World implements StoreWorld {
 
   /** New deliveries get their track (deadline from now). */
   observeStore(origin: Origin = 'publish', by?: Instance): void {
+    if (this.store.lastDeliveryId <= this.seenDeliveryId) return;
     for (const row of this.store.deliveries.values()) {
       if (row.id <= this.seenDeliveryId) continue;
       this.seenDeliveryId = row.id;

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { SettingsApiModule } from '../settings-api/settings-api.module';
+import { Clock } from '../clock/clock';
 import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
@@ -18,6 +19,7 @@ import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
 import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
 import { PartitionLeases } from './partitions/partition-leases';
+import { PartitionOwnership } from './partitions/partition-ownership';
 import { WebhookDeliveryInstance } from './partitions/webhook-delivery-instance.entity';
 import { WebhookPartition } from './partitions/webhook-partition.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
@@ -79,6 +81,11 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     { provide: OutboxStore, useExisting: DeliveryOutboxRepository },
     PartitionLeaseRepository,
     { provide: PartitionLeases, useExisting: PartitionLeaseRepository },
+    {
+      provide: PartitionOwnership,
+      inject: [PartitionLeases, Clock, DELIVERY_SETTINGS],
+      useFactory: (leases: PartitionLeases, clock: Clock, settings: DeliverySettings) => new PartitionOwnership(leases, clock, settings),
+    },
     DeliveryLogRepository,
     AfterCommit,
     OutboxEngine,

@@ -258,7 +258,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       if (owned !== 'all')
         update.andWhere(`EXISTS (SELECT 1 ${HELD_PARTITIONS} AND p.user_partition = webhook_deliveries.user_partition)`, {
           holder: owned.holder,
-          now: lease.now,
+          leasedPast: owned.leasedPast,
         });
       const result = await update.execute();
       return result.affected ?? ids.length;
@@ -456,7 +456,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
     const due = this.due(manager, now);
     if (owned === 'all') return due;
-    return due.andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder: owned.holder, now });
+    const { holder, leasedPast, partitions } = owned;
+    // No partition: a condition no row meets (an empty IN list is not SQL).
+    if (partitions.length === 0) return due.andWhere('1 = 0');
+    return due
+      .andWhere('d.partition IN (:...partitions)', { partitions })
+      .andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder, leasedPast });
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
@@ -501,7 +506,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
  * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits
  * until it has passed): the claim's condition on `webhook_partitions`.
  */
-const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until >= :now';
+const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
 
 /** The ids of these claims grouped by lease token, in chunks a statement can take. */
 function byToken(claims: readonly ClaimedDelivery[]): [string, number[]][] {

@@ -87,7 +87,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.wakeUps = new WakeUps(outbox, clock, settings, this.queues, this.capacity, this.work, {
       lease: () => this.lease(),
       admit: (claims) => this.runner.admit(claims),
-      owned: () => ownership.owned,
+      owned: () => ownership.owned(clock.now()),
     });
     this.runner = new AttemptRunner(
       outbox,
@@ -290,8 +290,13 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     const unstarted = this.queues.takeQueued();
     const inFlight = this.queues.inFlight;
     this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
-    await this.outbox.release(unstarted.map((job) => job.claim));
-    if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
+    try {
+      await this.outbox.release(unstarted.map((job) => job.claim));
+      if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
+    } catch (error) {
+      // They stay leased here until their leases end, then any instance claims them: the shutdown goes on.
+      this.logger.warn(`Shutdown: ${unstarted.length} deliveries not released (${(error as Error).message}); claimed again when their leases end`);
+    }
     const started = performance.now();
     const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);
     if (finished)

@@ -12,12 +12,12 @@ class HandClock extends Clock {
   now(): number {
     return this.current;
   }
-  setInterval(): ClockTimer {
+  override setInterval(): ClockTimer {
     return { cancel: () => undefined };
   }
 }
 
-const settings = deliverySettings({});
+const settings = deliverySettings({ encryptionKeys: [] } as never);
 const LEASE_MS = partitionLeaseMs(settings);
 const ATTEMPT_MS = settings.timeoutMs + 7_000;
 
@@ -131,7 +131,7 @@ describe('PartitionOwnership', () => {
     expect(api.covers(1, clock.now())).toBe(false);
     const sole = new PartitionOwnership(Object.assign(Object.create(leases) as InMemoryPartitionLeases, { shared: false }), clock, settings, 'sole');
     await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
-    expect(sole.owned).toBe('all');
+    expect(sole.owned(clock.now())).toBe('all');
     expect(sole.covers(1, Number.MAX_SAFE_INTEGER)).toBe(true);
     expect(leases.instances.size).toBe(0);
   });

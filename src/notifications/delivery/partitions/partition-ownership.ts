@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { Clock, type ClockTimer } from '../../clock/clock';
-import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
-import { type PartitionLease, PartitionLeases } from './partition-leases';
+import { Logger } from '@nestjs/common';
+import type { Clock, ClockTimer } from '../../clock/clock';
+import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import type { PartitionLease, PartitionLeases } from './partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 
 /** How often an instance renews its partitions' leases, says it is alive, and moves partitions as membership changes. */
@@ -43,11 +43,12 @@ interface Held {
  * soon as the lease there is free. An attempt starts only while its partition's lease covers its deadline, record and
  * the tolerated skew ({@link covers}), so two owners never send for one user at once.
  */
-@Injectable()
 export class PartitionOwnership {
   private readonly logger = new Logger('WebhookDelivery');
   private readonly mode: 'all' | 'none' | 'leased';
   private readonly leaseMs: number;
+  /** An attempt's deadline, record and the tolerated skew: what a lease must outlast for an attempt to start. */
+  private readonly attemptMs: number;
   private readonly held = new Map<number, Held>();
   /** Held partitions moving to another instance: nothing new starts there; given back once none of their attempts is in flight. */
   private readonly leaving = new Set<number>();
@@ -56,21 +57,39 @@ export class PartitionOwnership {
   private cycling: Promise<void> | null = null;
   private stopped = false;
   private failing = false;
+  private wanted: { readonly key: string; readonly partitions: ReadonlySet<number> } | null = null;
+  /** What {@link owned} answered last, until the partitions change or time passes `validUntil`. */
+  private claimable: { readonly partitions: readonly number[]; readonly validUntil: number } | null = null;
 
   constructor(
     private readonly leases: PartitionLeases,
     private readonly clock: Clock,
-    @Inject(DELIVERY_SETTINGS) settings: DeliverySettings,
+    settings: DeliverySettings,
     /** This instance's name in the partitions table: unique per process start. */
-    @Optional() readonly holder: string = randomUUID(),
+    readonly holder: string = randomUUID(),
   ) {
     this.mode = settings.role === 'api' ? 'none' : leases.shared ? 'leased' : 'all';
     this.leaseMs = partitionLeaseMs(settings);
+    this.attemptMs = settings.timeoutMs + LEASE_MARGIN_MS;
   }
 
-  /** What this instance may claim. */
-  get owned(): Ownership {
-    return this.mode === 'all' ? 'all' : { holder: this.holder };
+  /** What this instance may claim now: the deliveries of the partitions whose lease outlasts an attempt starting now. */
+  owned(now: number): Ownership {
+    if (this.mode === 'all') return 'all';
+    const leasedPast = now + this.attemptMs;
+    // Asked before every claim and poll: the list is kept until the partitions change or the earliest lease in it no
+    // longer outlasts an attempt.
+    if (this.claimable === null || leasedPast >= this.claimable.validUntil) {
+      const partitions: number[] = [];
+      let validUntil = Number.POSITIVE_INFINITY;
+      for (const [partition, held] of this.held)
+        if (held.until > leasedPast && !this.leaving.has(partition)) {
+          partitions.push(partition);
+          validUntil = Math.min(validUntil, held.until);
+        }
+      this.claimable = { partitions, validUntil };
+    }
+    return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
   }
 
   /** Whether partitions are leased through the database (several delivering processes may share it). */
@@ -128,11 +147,20 @@ export class PartitionOwnership {
     const count = this.held.size;
     this.held.clear();
     this.leaving.clear();
+    this.claimable = null;
     await this.leases.leave(this.holder);
     if (count > 0) this.logger.log(`Partitions: gave back ${count} on shutdown`);
   }
 
   private async round(): Promise<void> {
+    try {
+      await this.roundOnce();
+    } finally {
+      this.claimable = null;
+    }
+  }
+
+  private async roundOnce(): Promise<void> {
     const sentAt = this.clock.now();
     const until = sentAt + this.leaseMs;
     this.forgetEnded(sentAt);
@@ -140,9 +168,7 @@ export class PartitionOwnership {
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
     this.keepRenewed(renewed, until);
     if (this.stopped) return;
-    const wanted = new Set<number>();
-    for (let partition = 0; partition < PARTITION_COUNT; partition++)
-      if (preferredHolder(alive, partition) === this.holder) wanted.add(partition);
+    const wanted = this.wantedAmong(alive);
     await this.giveBack(wanted, sentAt);
     const missing = [...wanted].filter((partition) => !this.held.has(partition));
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
@@ -178,7 +204,10 @@ export class PartitionOwnership {
     for (const [partition, held] of this.held)
       if (!wanted.has(partition) && !this.leaving.has(partition) && now >= held.since + PARTITION_MIN_HOLD_MS) moving.add(partition);
     for (const partition of moving) this.leaving.add(partition);
-    if (moving.size > 0) this.listener?.lost(moving);
+    if (moving.size > 0) {
+      this.claimable = null;
+      this.listener?.lost(moving);
+    }
     const idle = [...this.leaving].filter((partition) => (this.listener?.inFlight(partition) ?? 0) === 0);
     if (idle.length === 0) return;
     await this.leases.release(this.holder, idle);
@@ -191,12 +220,25 @@ export class PartitionOwnership {
 
   private drop(partitions: ReadonlySet<number>, why: string): void {
     if (partitions.size === 0) return;
+    this.claimable = null;
     for (const partition of partitions) {
       this.held.delete(partition);
       this.leaving.delete(partition);
     }
     this.listener?.lost(partitions);
     this.logger.warn(`Partitions: lost ${partitions.size} (${describe([...partitions])}): ${why}`);
+  }
+
+  /** The partitions rendezvous hashing over `alive` gives this instance (the last answer kept: membership rarely changes). */
+  private wantedAmong(alive: readonly string[]): ReadonlySet<number> {
+    const key = [...alive].sort().join('\n');
+    if (this.wanted?.key !== key) {
+      const partitions = new Set<number>();
+      for (let partition = 0; partition < PARTITION_COUNT; partition++)
+        if (preferredHolder(alive, partition) === this.holder) partitions.add(partition);
+      this.wanted = { key, partitions };
+    }
+    return this.wanted.partitions;
   }
 
   private heldLeases(): PartitionLease[] {

@@ -12,9 +12,11 @@ export function partitionOf(userId: number): number {
 
 /**
  * Which deliveries an instance may claim: every partition's (`'all'`: the one delivering process, on SQLite), or those of
- * the partitions whose lease `holder` holds at the claim's time, as the partitions table says (checked in SQL).
+ * `partitions` (what its memory holds long enough to start an attempt) whose lease `holder` holds past `leasedPast`, as
+ * the partitions table says too (checked in SQL). Both views must agree: a claim never takes what the engine could not
+ * start (it would hand it back, and claim it again), nor what the table has given another instance.
  */
-export type Ownership = 'all' | { readonly holder: string };
+export type Ownership = 'all' | { readonly holder: string; readonly leasedPast: number; readonly partitions: readonly number[] };
 
 /**
  * The holder that should own `partition` among `holders` (rendezvous hashing: the highest score of holder and
