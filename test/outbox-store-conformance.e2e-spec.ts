@@ -10,7 +10,7 @@ import type { ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement } from '.
 import type { AttemptResult } from '../src/notifications/delivery/http/attempt-result';
 import { PartitionLeaseRepository } from '../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../src/notifications/delivery/partitions/partition-leases';
-import { type Ownership, partitionOf } from '../src/notifications/delivery/partitions/partitions';
+import { type Ownership, PARTITION_COUNT, partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../src/notifications/delivery/webhook-delivery.entity';
 import { InMemoryOutboxStore, SimTransaction } from './simulation/in-memory-outbox-store';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
@@ -141,6 +141,8 @@ const result = (outcome: AttemptResult['outcome'], durationMs = 100): AttemptRes
   error: outcome === 'success' ? null : outcome,
   responseExcerpt: null,
 });
+
+const EVERY_PARTITION = Array.from({ length: PARTITION_COUNT }, (_, partition) => partition);
 
 describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
   let harness: Harness;
@@ -446,7 +448,14 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await harness.delivery(recovered.id)).toMatchObject({ partition: 255 });
   });
 
-  it('claims by owner take only the deliveries of partitions whose lease it holds, as the partitions table says; anyDue agrees', async () => {
+  /** A claim by `holder` for `partitions` (its memory's view), each lease required to run past `leasedPast`. */
+  const own = (holder: string, leasedPast = NOW, partitions: readonly number[] = EVERY_PARTITION): Ownership => ({
+    holder,
+    leasedPast,
+    partitions,
+  });
+
+  it('claims by owner take only the deliveries of partitions it names and whose lease it holds, as the partitions table says; anyDue agrees', async () => {
     const { leases } = harness;
     expect(await leases.take('a', [1, 2], NOW, NOW + 10_000)).toEqual([
       { partition: 1, epoch: 1 },
@@ -458,28 +467,30 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
       const { claims } = await store.claimDue(10, leaseAt(now), undefined, owned);
       return claims.map((claim) => claim.userId).sort((x, y) => x - y);
     };
-    expect(await store.anyDue(NOW, { holder: 'nobody' })).toBe(false);
-    expect(await store.anyDue(NOW, { holder: 'a' })).toBe(true);
-    expect(await usersClaimed({ holder: 'nobody' })).toEqual([]);
-    expect(await usersClaimed({ holder: 'a' })).toEqual([1, 2, 257]);
-    expect(await store.anyDue(NOW, { holder: 'a' })).toBe(false);
-    expect(await store.anyDue(NOW, { holder: 'b' })).toBe(true);
+    expect(await store.anyDue(NOW, own('nobody'))).toBe(false);
+    expect(await store.anyDue(NOW, own('a', NOW, []))).toBe(false);
+    expect(await store.anyDue(NOW, own('a'))).toBe(true);
+    expect(await usersClaimed(own('nobody'))).toEqual([]);
+    expect(await usersClaimed(own('a', NOW, [2, 3]))).toEqual([2]); // what it names and the table gives it
+    expect(await usersClaimed(own('a'))).toEqual([1, 257]);
+    expect(await store.anyDue(NOW, own('a'))).toBe(false);
+    expect(await store.anyDue(NOW, own('b'))).toBe(true);
     await leases.release('b', [3]); // given back: its deliveries are no longer b's at once
-    expect(await store.anyDue(NOW, { holder: 'b' })).toBe(false);
-    expect(await usersClaimed({ holder: 'b' })).toEqual([]);
+    expect(await store.anyDue(NOW, own('b'))).toBe(false);
+    expect(await usersClaimed(own('b'))).toEqual([]);
     expect(await usersClaimed('all')).toEqual([3, 4]);
   });
 
-  it('a holder whose lease ended claims nothing, whatever it believes; the one that takes the partition then does', async () => {
+  it("a holder whose lease does not run past the claim's bound claims nothing, whatever it believes; the next taker then does", async () => {
     const { leases } = harness;
     const [held] = await leases.take('a', [5], NOW, NOW + 10_000);
     await enqueue([[event(5), 'due']]);
     await enqueue([[event(5), 'due']]);
-    expect(await store.anyDue(NOW + 10_000, { holder: 'a' })).toBe(true); // the lease runs until then
-    const { claims: last } = await store.claimDue(1, leaseAt(NOW + 10_000), undefined, { holder: 'a' });
+    expect(await store.anyDue(NOW, own('a', NOW + 9_999))).toBe(true); // the lease runs past then
+    const { claims: last } = await store.claimDue(1, leaseAt(NOW), undefined, own('a', NOW + 9_999));
     expect(last.map((claim) => claim.userId)).toEqual([5]);
-    expect(await store.anyDue(NOW + 10_001, { holder: 'a' })).toBe(false);
-    expect(await store.claimDue(10, leaseAt(NOW + 10_001), undefined, { holder: 'a' })).toEqual({
+    expect(await store.anyDue(NOW, own('a', NOW + 10_000))).toBe(false);
+    expect(await store.claimDue(10, leaseAt(NOW), undefined, own('a', NOW + 10_000))).toEqual({
       claims: [],
       exhausted: true,
       excluded: [],
@@ -487,12 +498,12 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(await store.anyDue(NOW + 10_001)).toBe(true); // the delivery is there, only not a's
     expect(await leases.take('b', [5], NOW + 10_001, NOW + 20_000)).toEqual([{ partition: 5, epoch: held.epoch + 1 }]);
     expect(await leases.renew('a', [held], NOW + 10_001, NOW + 20_000)).toEqual([]);
-    expect(await store.claimDue(10, leaseAt(NOW + 10_002), undefined, { holder: 'a' })).toEqual({
+    expect(await store.claimDue(10, leaseAt(NOW + 10_002), undefined, own('a', NOW + 10_002))).toEqual({
       claims: [],
       exhausted: true,
       excluded: [],
     });
-    const { claims } = await store.claimDue(10, leaseAt(NOW + 10_002), undefined, { holder: 'b' });
+    const { claims } = await store.claimDue(10, leaseAt(NOW + 10_002), undefined, own('b', NOW + 10_002));
     expect(claims.map((claim) => claim.userId)).toEqual([5]);
     expect(claims[0].id).not.toBe(last[0].id);
   });

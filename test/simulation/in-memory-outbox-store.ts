@@ -147,7 +147,7 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.owns(owned, row, now)));
+    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.owns(owned, row)));
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -203,7 +203,7 @@ export class InMemoryOutboxStore extends OutboxStore {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     const rows = [...this.deliveries.values()]
-      .filter((row) => isDue(row, lease.now) && this.owns(owned, row, lease.now) && !excluded.includes(row.userId))
+      .filter((row) => isDue(row, lease.now) && this.owns(owned, row) && !excluded.includes(row.userId))
       .sort(claimOrder)
       .slice(0, scanLimit);
     const taken = new Map<number, number>();
@@ -334,8 +334,8 @@ export class InMemoryOutboxStore extends OutboxStore {
     for (const event of events) this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placeOf(event), lease);
   }
 
-  /** Whether a claim for `owned` may take `row` at `now`: the partitions table says its holder holds the row's partition. */
-  private owns(owned: Ownership, row: DeliveryRow, now: number): boolean {
+  /** Whether a claim for `owned` may take `row`: it names the row's partition, and the table says its holder holds it long enough. */
+  private owns(owned: Ownership, row: DeliveryRow): boolean {
     return owned === 'all' || (owned.partitions.includes(row.partition) && this.leases.holds(owned.holder, row.partition, owned.leasedPast));
   }
 
