@@ -245,16 +245,22 @@ export class InstanceStore extends OutboxStore {
   partitionLeases(): PartitionLeases {
     const call = <T>(op: () => Promise<T>) => this.call('partitions', op);
     const leases = this.world.partitions;
+    const instance = this.instance;
+    /** What the instance's checks rely on from now: the lease ends the store answered. */
+    const held = (until: number) => (answer: PartitionLease[]) => {
+      for (const { partition } of answer) instance.partitionLeases.set(partition, until);
+      return answer;
+    };
     return new (class extends PartitionLeases {
       readonly shared = true;
       heartbeat(holder: string, now: number, until: number): Promise<string[]> {
         return call(() => leases.heartbeat(holder, now, until));
       }
-      renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
-        return call(() => leases.renew(holder, held, now, until));
+      renew(holder: string, leased: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
+        return call(() => leases.renew(holder, leased, now, until).then(held(until)));
       }
       take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
-        return call(() => leases.take(holder, partitions, now, until));
+        return call(() => leases.take(holder, partitions, now, until).then(held(until)));
       }
       release(holder: string, partitions: readonly number[]): Promise<void> {
         return call(() => leases.release(holder, partitions));

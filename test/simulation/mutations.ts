@@ -10,7 +10,7 @@ import type { InvariantName } from './invariants';
 
 /**
  * A deliberately broken engine or store, and the invariant that must catch it: a check that no broken code could fail
- * is a defect. `simulation.e2e-spec.ts` runs each on a seed where the whole engine holds that invariant, and expects the
+ * is a defect. `regressions.e2e-spec.ts` runs each on a seed where the whole engine holds that invariant, and expects the
  * mutant to break it; `npm run test:simulation -- --mutation=<name>` looks for such seeds.
  */
 export interface Mutation {
@@ -151,10 +151,10 @@ export const MUTATIONS = {
       );
     },
   },
-  'lease-ends-unwatched': {
+  'polls-find-nothing': {
     invariant: 'prompt-pickup',
-    breaks: "an `all` process never learns when another's lease ends",
-    store: (store) => around(store, 'nextLeaseExpiry', () => () => Promise.resolve(null)),
+    breaks: "an instance's look for due work never finds any: what others publish for its partitions waits for its minute tick",
+    store: (store) => around(store, 'anyDue', () => () => Promise.resolve(false)),
   },
   'announces-twice': {
     invariant: 'announced-once',

@@ -533,6 +533,7 @@ class World implements StoreWorld {
       leasesSeen: new Set(),
       claimedAt: Number.NEGATIVE_INFINITY,
       tookAt: Number.NEGATIVE_INFINITY,
+      partitionLeases: new Map(),
     } as Omit<Instance, 'engine' | 'scheduler'> as Instance;
     const store = new InstanceStore(this, instance);
     const sender = { send: (request: WebhookRequest) => this.send(instance, request), close: () => Promise.resolve() };
@@ -848,10 +849,15 @@ class World implements StoreWorld {
           `${what} ${formatMs(previousEnd + delay - now)} early: attempt ${attempt - 1} ended at ${this.at(previousEnd)}, the spec's delay is ${formatMs(delay)}`,
         );
     }
+    const partition = partitionOf(claim.userId);
+    // Sent after the lease of its partition could cover it (the process paused between its check and the request): its
+    // partition may have a new owner, whose requests go alongside; the owner's invariants excuse that request, only that.
+    const partitionLeaseUntil = (instance.partitionLeases.get(partition) ?? Number.NEGATIVE_INFINITY) - instance.clock.skewMs;
+    const lateForOwner = late || this.pausedPast(instance, now, partitionLeaseUntil);
     const perEndpoint = (instance.inFlight.get(endpoint) ?? 0) + 1;
     const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];
     const onTime = inFlight.filter((send) => !send.late);
-    if (!late && onTime.length + 1 > instance.settings.perEndpointConcurrency)
+    if (!lateForOwner && onTime.length + 1 > instance.settings.perEndpointConcurrency)
       this.violate(
         'endpoint-cap',
         `cap ${claim.id}#${attempt}`,
@@ -863,11 +869,10 @@ class World implements StoreWorld {
         `total ${claim.id}#${attempt}`,
         `${what}: ${instance.inFlightTotal + 1} in flight (concurrency ${instance.settings.concurrency})`,
       );
-    const partition = partitionOf(claim.userId);
     const otherOwners = [...this.inFlightByEndpoint.values()]
       .flat()
       .filter((send) => !send.late && send.instance !== instance && partitionOf(send.userId) === partition);
-    if (!late && otherOwners.length > 0)
+    if (!lateForOwner && otherOwners.length > 0)
       this.violate(
         'one-owner',
         `owner ${claim.id}#${attempt}`,
@@ -875,7 +880,7 @@ class World implements StoreWorld {
       );
     const probe = engineQueuesOf(instance).isHalfOpen(endpoint, instance.clock.now());
     const probes = onTime.filter((send) => send.probe);
-    if (probe && !late && probes.length > 0)
+    if (probe && !lateForOwner && probes.length > 0)
       this.violate(
         'one-probe',
         `probe ${claim.id}#${attempt}`,
@@ -892,7 +897,7 @@ class World implements StoreWorld {
       completedAt: null,
       record: 'none',
       leaseUntil,
-      late,
+      late: lateForOwner,
       probe,
     };
     inFlight.push(record);

@@ -61,7 +61,7 @@ export interface SendRecord {
   record: 'none' | 'pending' | 'stored' | 'lost-lease' | 'failed';
   /** When (global time) the lease it was sent under ends. */
   readonly leaseUntil: number;
-  /** Sent after its lease could cover it, because its process was paused since the engine's last look at the lease. */
+  /** Sent after its lease (or its partition's) could cover it, because its process was paused since the engine's last look. */
   readonly late: boolean;
   /** Sent while the sending instance's circuit of the endpoint was half-open: the request probes the endpoint. */
   readonly probe: boolean;
@@ -129,6 +129,8 @@ export interface Instance {
   claimedAt: number;
   /** When (global time) its latest claim that applied took at least one row: a drain making progress. */
   tookAt: number;
+  /** The lease end (its own clock) of each partition it took or renewed, as the store answered: what its checks relied on. */
+  readonly partitionLeases: Map<number, number>;
 }
 
 export interface HostTransaction {

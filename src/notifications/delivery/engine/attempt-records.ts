@@ -101,7 +101,8 @@ export class AttemptRecords {
    * retried until its lease has surely ended (its end plus the clock skew we tolerate). The record is guarded by the
    * lease token: a retry is stored only while no other instance has taken the delivery, so a database away for less
    * than the lease sends nothing twice. A retry of a record whose earlier try committed is answered as stored (the
-   * store finds the attempt), so it is announced once, also when that try was the last one inside the lease.
+   * store finds the attempt), so it is announced once, also when that try was the last one inside the lease (seed 90:
+   * a pause held the first try past the lease, its commit's answer was lost, and it was never announced).
    */
   private async submit(claim: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
     const giveUpAt = claim.lockedUntil + MAX_CLOCK_SKEW_MS;
@@ -109,7 +110,13 @@ export class AttemptRecords {
       try {
         return await this.groups.submit({ claim, record });
       } catch (error) {
-        const wait = Math.min(RECORD_RETRY_MS * 2 ** retry, RECORD_RETRY_MAX_MS, giveUpAt - this.clock.now());
+        // One retry at least, even past the lease (a pause held the first try until then): its answer tells whether the
+        // failed try was stored after all (announced once), or not (the lease is gone: it is not stored now either).
+        const wait = Math.min(
+          RECORD_RETRY_MS * 2 ** retry,
+          RECORD_RETRY_MAX_MS,
+          Math.max(giveUpAt - this.clock.now(), retry === 0 ? RECORD_RETRY_MS : 0),
+        );
         if (wait <= 0) throw error;
         if (retry === 0)
           this.logger.warn(
