@@ -11,7 +11,7 @@ import {
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
-import { PARTITION_MIN_HOLD_MS, PartitionOwnership } from '../src/notifications/delivery/partitions/partition-ownership';
+import { PARTITION_MIN_HOLD_MS, PARTITION_RENEW_MS, PartitionOwnership } from '../src/notifications/delivery/partitions/partition-ownership';
 import { PARTITION_COUNT, partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { NotificationChannel } from '../src/notifications/catalog/event-catalog';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
@@ -46,20 +46,45 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
   });
 
   /**
-   * The first instance took every partition at its start, alone then; the others take their share as it gives them back,
-   * once its minimum hold is over (the instances' own rounds run every 5 s of real time: here each runs them at once).
+   * Spreads the partitions over the three instances, as their renewals every 5 s would (here each runs its rounds at
+   * once): after a start, or after the test clock jumped past every lease, the first to look takes them all, alone
+   * alive then; once its minimum hold is over it hands the others their share.
    */
   const balancePartitions = async () => {
+    const round = async () => {
+      for (const instance of instances) await ownershipOf(instance).cycle();
+    };
+    await round();
     clock.advance(PARTITION_MIN_HOLD_MS);
-    for (let round = 0; round < 2; round++) for (const instance of instances) await ownershipOf(instance).cycle();
+    await round();
+    await round();
     expect(instances.map((instance) => ownershipOf(instance).count).reduce((sum, n) => sum + n, 0)).toBe(PARTITION_COUNT);
     expect(instances.every((instance) => ownershipOf(instance).count > 0)).toBe(true);
+  };
+  /**
+   * The test clock moves as real time would for the instances: by steps of one renewal interval, each instance renewing
+   * its partitions after each, so that none of their leases ends and none moves (a take would claim what it found due).
+   */
+  const advance = async (ms: number) => {
+    for (let left = ms; left > 0; left -= PARTITION_RENEW_MS) {
+      clock.advance(Math.min(left, PARTITION_RENEW_MS));
+      for (const instance of instances) await ownershipOf(instance).cycle();
+    }
   };
   const ownershipOf = (instance: TestApp) => instance.app.get(PartitionOwnership);
   /** The instance whose partitions hold the user's. */
   const ownerOf = (userId: number) => instances.findIndex((instance) => ownershipOf(instance).covers(userId, clock.now()));
-  /** Every instance's scheduler run at once; how many deliveries each attempted. */
-  const runSchedulers = () => Promise.all(kits.map((kit) => kit.runScheduler()));
+  /**
+   * Every instance's scheduler run at once, then each once more alone; how many deliveries each attempted. A claim that
+   * runs while another instance's claim holds locks on the rows it scans past skips them (SKIP LOCKED) and may come back
+   * short: its owner takes the rest at its next look, a poll a second later in production, the second run here.
+   */
+  const runSchedulers = async () => {
+    const together = await Promise.all(kits.map((kit) => kit.runScheduler()));
+    const alone: number[] = [];
+    for (const kit of kits) alone.push(await kit.runScheduler());
+    return together.map((count, index) => count + alone[index]);
+  };
 
   afterAll(async () => {
     for (const instance of instances.slice(1)) await instance.close();
@@ -91,7 +116,7 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     expect(receiver.requests).toHaveLength(EVENTS);
 
     receiver.respondWith({ status: 204 });
-    clock.advance(60_000);
+    await advance(60_000);
     const attempted = await runSchedulers();
 
     const expected = [0, 1, 2].map((index) => events.filter((event) => ownerOf(event.userId) === index).length);
@@ -104,22 +129,25 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
 
   it("lets the partition's owner deliver what a crashed instance had leased, once the lease expires", async () => {
     const userId = USERS[0];
-    const owner = ownerOf(userId);
-    const crashed = (owner + 1) % 3;
     receiver.clear();
     receiver.respondWith({ status: 500 });
-    await kits[owner].publisher.publishMany([{ userId, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' }]);
-    await kits[owner].settle();
+    await kits[ownerOf(userId)].publisher.publishMany([
+      { userId, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title: 'crash', body: 'x' },
+    ]);
+    await kits[ownerOf(userId)].settle();
     receiver.respondWith({ status: 204 });
-    clock.advance(60_000);
+    await advance(60_000);
+    const owner = ownerOf(userId);
+    const crashed = (owner + 1) % 3;
 
     // An instance of before partitions (or one that lost them unseen) leases the delivery, then crashes.
     const { claims: leased } = await instances[crashed].app.get(DeliveryOutboxRepository).claimDue(100, instances[crashed].app.get(OutboxEngine).lease());
     expect(leased).toHaveLength(1);
     expect(await runSchedulers()).toEqual([0, 0, 0]);
 
-    clock.advance(60_001);
-    expect((await runSchedulers())[owner]).toBe(1);
+    await advance(60_001); // past the crashed instance's lease
+    const next = ownerOf(userId);
+    expect(await runSchedulers()).toEqual([0, 1, 2].map((index) => (index === next ? 1 : 0)));
     expect(receiver.requests).toHaveLength(2);
   });
 

@@ -45,7 +45,8 @@ export interface NotificationsTestKit {
 
 /**
  * Attaches the kit to an app you booted yourself with {@link notificationsTestOptions} in the module options.
- * Stops the module's every-minute cron: in a test, {@link NotificationsTestKit.runScheduler} is the only scheduler run.
+ * Stops the module's every-minute cron (and, on MySQL/MariaDB, the poll every second of an `all` process): in a test,
+ * {@link NotificationsTestKit.runScheduler} is the only scheduler run.
  */
 export function attachNotificationsTestKit(
   app: INestApplication,
@@ -59,6 +60,7 @@ export function attachNotificationsTestKit(
   }
   void app.get(SchedulerRegistry, { strict: false }).getCronJobs().get(RETRY_CRON_NAME)?.stop();
   const engine = app.get(OutboxEngine, { strict: false });
+  engine.stopPolling();
   const scheduler = app.get(DeliveryScheduler, { strict: false });
   const events = app.get(DeliveryEvents, { strict: false });
   const preferences = app.get(NotificationPreferences, { strict: false });

@@ -125,7 +125,11 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
 
   /** Whether any delivery of the partitions `owned` is due now and free: a cheap look (one index row) before a claim. */
   async anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    const rows = await this.ownedDue(this.dataSource.manager, now, owned).select('d.id', 'id').limit(1).getRawMany();
+    const due = this.ownedDue(this.dataSource.manager, now, owned);
+    // A plain read (it locks nothing): the partitions table may be asked here, as the claim's UPDATE does.
+    if (owned !== 'all')
+      due.andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder: owned.holder, leasedPast: owned.leasedPast });
+    const rows = await due.select('d.id', 'id').limit(1).getRawMany();
     return rows.length > 0;
   }
 
@@ -450,18 +454,19 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   }
 
   /**
-   * The due free deliveries of the partitions `owned`. The partitions are a subquery, not a join: a locking read (the
-   * claim's FOR UPDATE SKIP LOCKED) then locks only the deliveries, never a partition's row that a renewal is writing.
+   * The due free deliveries of the partitions `owned` names. The partitions table is not read here: in the claim's
+   * locking read (FOR UPDATE SKIP LOCKED) it would lock the partitions' rows it scans, and another instance's claim would
+   * skip them and find nothing. The claim's UPDATE checks it ({@link claimDue}); {@link anyDue} only looks.
    */
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
     const due = this.due(manager, now);
     if (owned === 'all') return due;
-    const { holder, leasedPast, partitions } = owned;
     // No partition: a condition no row meets (an empty IN list is not SQL).
-    if (partitions.length === 0) return due.andWhere('1 = 0');
-    return due
-      .andWhere('d.partition IN (:...partitions)', { partitions })
-      .andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder, leasedPast });
+    if (owned.partitions.length === 0) return due.andWhere('1 = 0');
+    // Through the partitions' due index: a scan (and the claim's locking read) touches only the rows of the partitions
+    // named, never a row another instance's claim is locking (SKIP LOCKED would skip it, and the claim end early).
+    if (isMySql(this.dataSource)) due.useIndex(DUE_BY_PARTITION);
+    return due.andWhere('d.partition IN (:...partitions)', { partitions: owned.partitions });
   }
 
   private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
@@ -506,6 +511,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
  * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits
  * until it has passed): the claim's condition on `webhook_partitions`.
  */
+const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
 const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
 
 /** The ids of these claims grouped by lease token, in chunks a statement can take. */

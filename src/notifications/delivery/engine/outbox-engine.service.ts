@@ -211,9 +211,12 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /**
    * Claims what is due, as much as this instance can hold, and starts it; resolves with how many were claimed. Keeps
    * claiming while due work remains and there is room; what does not fit is claimed as soon as capacity frees. A call
-   * during a drain joins it.
+   * during a drain joins it. The scheduler's run every minute.
    */
-  drain(): Promise<number> {
+  async drain(): Promise<number> {
+    // The partitions first (a round of renewals and takes, when they are leased): after a pause, or a clock that jumped
+    // (a test's), the leases are renewed or taken again before the claim, not up to a renewal interval later.
+    await this.ownership.cycle();
     return this.wakeUps.drain();
   }
 
@@ -224,6 +227,15 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    */
   watchLeases(): Promise<void> {
     return this.wakeUps.watchLeases();
+  }
+
+  /**
+   * The testing kit: in an `all` process sharing partitions, stops the poll every second for what other instances
+   * published, so that a test's scheduler runs are the only claims (a `worker` keeps its poll: it has no other way to
+   * find work).
+   */
+  stopPolling(): void {
+    if (this.settings.role === 'all') this.wakeUps.stopPolling();
   }
 
   /** Resolves when nothing is in flight, queued or waiting to be recorded. */

@@ -98,6 +98,13 @@ export class WakeUps {
     return this.draining;
   }
 
+  /** Stops the poll kept up from the start; a poll for recoveries coming due is armed again as they are queued. */
+  stopPolling(): void {
+    this.pollingUntil = 0;
+    this.pollTimer?.cancel();
+    this.pollTimer = null;
+  }
+
   /** Looks for due work every second until `until` (a worker: always). */
   pollUntil(until: number): void {
     this.pollingUntil = Math.max(this.pollingUntil, until);

@@ -60,6 +60,8 @@ export class PartitionOwnership {
   private wanted: { readonly key: string; readonly partitions: ReadonlySet<number> } | null = null;
   /** What {@link owned} answered last, until the partitions change or time passes `validUntil`. */
   private claimable: { readonly partitions: readonly number[]; readonly validUntil: number } | null = null;
+  /** When the earliest lease held ends (after each round). */
+  private earliestEnd = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly leases: PartitionLeases,
@@ -89,6 +91,7 @@ export class PartitionOwnership {
         }
       this.claimable = { partitions, validUntil };
     }
+    this.noticeEnded(now);
     return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
   }
 
@@ -107,9 +110,18 @@ export class PartitionOwnership {
   /** Whether an attempt for `userId` may run here until `until`: its partition is this instance's, its lease running past then. */
   covers(userId: number, until: number): boolean {
     if (this.mode !== 'leased') return this.mode === 'all';
+    this.noticeEnded(this.clock.now());
     const partition = partitionOf(userId);
     const held = this.held.get(partition);
     return held !== undefined && held.until > until && !this.leaving.has(partition);
+  }
+
+  /**
+   * Leases that ended unrenewed (the process was paused, or its clock jumped): a round now, not at the next interval,
+   * drops them and takes back what is free; the take then claims what is due.
+   */
+  private noticeEnded(now: number): void {
+    if (now >= this.earliestEnd && this.cycling === null) void this.cycle();
   }
 
   /** Starts taking and renewing partitions; the first round runs now. */
@@ -157,6 +169,7 @@ export class PartitionOwnership {
       await this.roundOnce();
     } finally {
       this.claimable = null;
+      this.earliestEnd = Math.min(...[...this.held.values()].map((held) => held.until));
     }
   }
 
