@@ -92,9 +92,14 @@ describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) =
     let stallBegan!: () => void;
     const stalled = new Promise<void>((resolve) => (resume = resolve));
     const inStall = new Promise<void>((resolve) => (stallBegan = resolve));
-    vi.spyOn(outbox, 'recordAttempts').mockImplementationOnce(async (attempts) => {
-      stallBegan();
-      await stalled; // a commit the database holds up
+    let stalling = true;
+    vi.spyOn(outbox, 'recordAttempts').mockImplementation(async (attempts) => {
+      // The record of user 8's attempt: a commit the database holds up (any other record, of earlier cases, goes through).
+      if (stalling && attempts.some(({ claim }) => claim.userId === 8)) {
+        stalling = false;
+        stallBegan();
+        await stalled;
+      }
       return recordAttempts(attempts);
     });
     const statusOf = async (userId: number) =>

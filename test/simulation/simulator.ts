@@ -568,7 +568,7 @@ class World implements StoreWorld {
       this.trace(`  ${instance.name}: circuit of ${endpoint} open until +${formatMs(until - clock.now())}`);
     });
     this.instances.push(instance);
-    engine.onApplicationBootstrap();
+    void engine.onApplicationBootstrap();
     this.everyMinute(instance);
     this.trace(`start ${instance.name} (${role}, clock ${skew} ms off)`);
   }

@@ -87,7 +87,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.wakeUps = new WakeUps(outbox, clock, settings, this.queues, this.capacity, this.work, {
       lease: () => this.lease(),
       admit: (claims) => this.runner.admit(claims),
-      owned: () => ownership.owned(clock.now()),
+      owned: () => ownership.forClaim(),
     });
     this.runner = new AttemptRunner(
       outbox,
@@ -211,12 +211,10 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /**
    * Claims what is due, as much as this instance can hold, and starts it; resolves with how many were claimed. Keeps
    * claiming while due work remains and there is room; what does not fit is claimed as soon as capacity frees. A call
-   * during a drain joins it. The scheduler's run every minute.
+   * during a drain joins it. The scheduler's run every minute. A claim first renews (or takes back) the partitions
+   * whose leases no longer outlast an attempt: after a pause, or a clock that jumped, not a renewal interval later.
    */
-  async drain(): Promise<number> {
-    // The partitions first (a round of renewals and takes, when they are leased): after a pause, or a clock that jumped
-    // (a test's), the leases are renewed or taken again before the claim, not up to a renewal interval later.
-    await this.ownership.cycle();
+  drain(): Promise<number> {
     return this.wakeUps.drain();
   }
 
@@ -282,9 +280,11 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
    * leases running: what a crashed predecessor left (its leases ended meanwhile) is taken over within seconds, not at
    * the first minute tick.
    */
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     if (!this.work.delivers) return;
-    const owning = this.ownership.start({
+    // The first round of partition leases and the first look for due work end before the app is up: what a test (or a
+    // host) does next does not race them.
+    await this.ownership.start({
       inFlight: (partition) => this.runner.inFlight(partition),
       lost: (partitions) => this.handOver(partitions),
       gained: () => void this.wakeUps.wake('backlog'),
@@ -292,8 +292,10 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     // Sharing the partitions with other instances, an `all` process polls like a worker: what the others publish for the
     // users it owns is due in the outbox, for it to claim.
     if (this.settings.role === 'worker' || this.ownership.leased) this.wakeUps.pollUntil(Number.POSITIVE_INFINITY);
-    if (this.settings.role === 'all')
-      void this.work.track(owning.then(() => this.wakeUps.wake('poll')).then(() => this.wakeUps.watchLeases()));
+    if (this.settings.role !== 'all') return;
+    // Joins the drain the first take started, if any: its claims are over when the app is up (their attempts are not).
+    await this.wakeUps.drain().catch(() => undefined); // logged, and retried, by WakeUps
+    void this.work.track(this.wakeUps.watchLeases());
   }
 
   async beforeApplicationShutdown(): Promise<void> {

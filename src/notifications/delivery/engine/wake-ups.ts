@@ -54,7 +54,7 @@ export class WakeUps {
     private readonly queues: EndpointQueues<QueuedAttempt>,
     private readonly capacity: InstanceCapacity,
     private readonly work: EngineWork,
-    private readonly engine: { lease(): Lease; admit(claims: readonly ClaimedDelivery[]): Promise<void>; owned(): Ownership },
+    private readonly engine: { lease(): Lease; admit(claims: readonly ClaimedDelivery[]): Promise<void>; owned(): Promise<Ownership> },
   ) {}
 
   /**
@@ -225,7 +225,8 @@ export class WakeUps {
 
   /** A poll: one cheap look for due deliveries, a drain when there are some. */
   private async drainIfDue(): Promise<void> {
-    if (await this.retryClaimIfFailed(this.outbox.anyDue(this.clock.now(), this.engine.owned()))) await this.drain();
+    const owned = await this.engine.owned();
+    if (await this.retryClaimIfFailed(this.outbox.anyDue(this.clock.now(), owned))) await this.drain();
   }
 
   /**
@@ -275,9 +276,10 @@ export class WakeUps {
       // The room this claim may fill counts as held while it runs: an enqueue or a redelivery meanwhile must not lease
       // into it. Let go in the turn the claim resolves, in which admit counts what it took.
       this.capacity.hold(room);
-      const lease = this.engine.lease();
       try {
-        claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness, this.engine.owned()));
+        const owned = await this.engine.owned();
+        const lease = this.engine.lease();
+        claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness, owned));
       } finally {
         this.capacity.letGo(room);
       }

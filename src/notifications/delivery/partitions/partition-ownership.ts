@@ -24,7 +24,7 @@ export interface PartitionListener {
   inFlight(partition: number): number;
   /** These partitions are no longer this instance's (lost, or moving away): their queued attempts go back to the outbox. */
   lost(partitions: ReadonlySet<number>): void;
-  /** This instance took partitions: their due deliveries are claimed now. */
+  /** This instance took partitions, or renewed leases too short to start an attempt on: their due deliveries are claimed now. */
   gained(): void;
 }
 
@@ -91,8 +91,17 @@ export class PartitionOwnership {
         }
       this.claimable = { partitions, validUntil };
     }
-    this.noticeEnded(now);
+    this.noticeEnding(now);
     return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
+  }
+
+  /**
+   * What a claim starting now may take ({@link owned}); when a lease no longer outlasts an attempt (renewals failed, the
+   * process was paused, or its clock jumped), after a round that renews it, or drops it and takes back what is free.
+   */
+  async forClaim(): Promise<Ownership> {
+    if (this.mode === 'leased' && this.clock.now() + this.attemptMs >= this.earliestEnd) await this.cycle();
+    return this.owned(this.clock.now());
   }
 
   /** Whether partitions are leased through the database (several delivering processes may share it). */
@@ -110,18 +119,18 @@ export class PartitionOwnership {
   /** Whether an attempt for `userId` may run here until `until`: its partition is this instance's, its lease running past then. */
   covers(userId: number, until: number): boolean {
     if (this.mode !== 'leased') return this.mode === 'all';
-    this.noticeEnded(this.clock.now());
+    this.noticeEnding(this.clock.now());
     const partition = partitionOf(userId);
     const held = this.held.get(partition);
     return held !== undefined && held.until > until && !this.leaving.has(partition);
   }
 
   /**
-   * Leases that ended unrenewed (the process was paused, or its clock jumped): a round now, not at the next interval,
-   * drops them and takes back what is free; the take then claims what is due.
+   * A lease that no longer outlasts an attempt (renewals failed, the process was paused, or its clock jumped): a round now,
+   * not at the next interval, renews it or drops it and takes back what is free; either claims what is due then.
    */
-  private noticeEnded(now: number): void {
-    if (now >= this.earliestEnd && this.cycling === null) void this.cycle();
+  private noticeEnding(now: number): void {
+    if (now + this.attemptMs >= this.earliestEnd && this.cycling === null) void this.cycle();
   }
 
   /** Starts taking and renewing partitions; the first round runs now. */
@@ -177,9 +186,12 @@ export class PartitionOwnership {
     const sentAt = this.clock.now();
     const until = sentAt + this.leaseMs;
     this.forgetEnded(sentAt);
+    // Leases too short to start an attempt on: renewed, their partitions can be claimed again.
+    const short = [...this.held].filter(([, held]) => held.until <= sentAt + this.attemptMs).map(([partition]) => partition);
     const alive = await this.leases.heartbeat(this.holder, sentAt, until);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
     this.keepRenewed(renewed, until);
+    const revived = short.some((partition) => this.held.has(partition));
     if (this.stopped) return;
     const wanted = this.wantedAmong(alive);
     await this.giveBack(wanted, sentAt);
@@ -188,10 +200,9 @@ export class PartitionOwnership {
     for (const { partition, epoch } of taken) this.held.set(partition, { epoch, until, since: sentAt });
     if (this.failing) this.logger.log('Partition leases renewed again');
     this.failing = false;
-    if (taken.length > 0) {
+    if (taken.length > 0)
       this.logger.log(`Partitions: took ${taken.length} (${describe(taken.map((lease) => lease.partition))}); owns ${this.count} of ${PARTITION_COUNT}, ${alive.length} instance(s) alive`);
-      this.listener?.gained();
-    }
+    if (taken.length > 0 || revived) this.listener?.gained();
   }
 
   /** Leases that ended on this clock (a pause, renewals failing) are no longer this instance's, before anything else. */
