@@ -106,6 +106,17 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
     expect(await leases.take('a', [], NOW, NOW + LEASE_MS)).toEqual([]);
   });
 
+  it('take takes again what the holder holds already (a take whose answer was lost), with a new epoch, and nothing of another', async () => {
+    expect(await leases.take('a', [1, 2], NOW, NOW + LEASE_MS)).toHaveLength(2); // committed; say its answer was lost
+    expect(await leases.take('b', [2], NOW + 1, NOW + 1 + LEASE_MS)).toEqual([]);
+    expect(await leases.take('a', [1, 2, 3], NOW + 1, NOW + 1 + LEASE_MS)).toEqual([
+      { partition: 1, epoch: 2 },
+      { partition: 2, epoch: 2 },
+      { partition: 3, epoch: 1 },
+    ]);
+    expect(await harness.partition(2)).toEqual({ holder: 'a', leaseUntil: NOW + 1 + LEASE_MS, epoch: 2 });
+  });
+
   it('renew extends only the leases still held, same epoch, running at the time', async () => {
     const held = await leases.take('a', [1, 2, 3], NOW, NOW + LEASE_MS);
     expect(await leases.renew('a', held, NOW + LEASE_MS, NOW + 2 * LEASE_MS)).toEqual(held); // running until then: renewed

@@ -53,8 +53,8 @@ export class PartitionLeaseRepository extends PartitionLeases {
     if (partitions.length === 0) return [];
     const [among, ids] = partitionList(partitions);
     await this.write(
-      `UPDATE webhook_partitions SET holder = ?, lease_until = ?, epoch = epoch + 1 WHERE ${among} AND (holder IS NULL OR lease_until < ?)`,
-      [holder, until, ...ids, now],
+      `UPDATE webhook_partitions SET holder = ?, lease_until = ?, epoch = epoch + 1 WHERE ${among} AND (holder IS NULL OR lease_until < ? OR holder = ?)`,
+      [holder, until, ...ids, now, holder],
     );
     return this.heldWith(holder, until, among, ids);
   }

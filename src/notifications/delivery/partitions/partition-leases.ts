@@ -23,7 +23,10 @@ export abstract class PartitionLeases {
   /** Extends to `until` those of `held` that `holder` still holds, same epoch, with the lease running at `now`; answers those. */
   abstract renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]>;
 
-  /** Takes those of `partitions` that are free at `now` (never held, given back, or the lease ended), each with a new epoch, until `until`; answers those taken. */
+  /**
+   * Takes those of `partitions` that are free at `now` (never held, given back, or the lease ended) or held by `holder`
+   * already (a take whose answer was lost), each with a new epoch, until `until`; answers those taken.
+   */
   abstract take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]>;
 
   /** Gives back those of `partitions` that `holder` holds: free at once for the next taker. */
