@@ -44,7 +44,7 @@ interface Held {
  * the tolerated skew ({@link covers}), so two owners never send for one user at once.
  */
 export class PartitionOwnership {
-  private readonly logger = new Logger('WebhookDelivery');
+  private readonly logger = new Logger('WebhookPartitions');
   private readonly mode: 'all' | 'none' | 'leased';
   private readonly leaseMs: number;
   /** An attempt's deadline, record and the tolerated skew: what a lease must outlast for an attempt to start. */
