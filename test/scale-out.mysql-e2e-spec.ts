@@ -11,7 +11,11 @@ import {
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
 import { OutboxEngine } from '../src/notifications/delivery/engine/outbox-engine.service';
-import { PARTITION_MIN_HOLD_MS, PARTITION_RENEW_MS, PartitionOwnership } from '../src/notifications/delivery/partitions/partition-ownership';
+import {
+  PARTITION_MIN_HOLD_MS,
+  PARTITION_RENEW_MS,
+  PartitionOwnership,
+} from '../src/notifications/delivery/partitions/partition-ownership';
 import { PARTITION_COUNT, partitionOf } from '../src/notifications/delivery/partitions/partitions';
 import { NotificationChannel } from '../src/notifications/catalog/event-catalog';
 import { PreferencesService } from '../src/notifications/preferences/preferences.service';
@@ -141,7 +145,9 @@ describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('thr
     const crashed = (owner + 1) % 3;
 
     // An instance of before partitions (or one that lost them unseen) leases the delivery, then crashes.
-    const { claims: leased } = await instances[crashed].app.get(DeliveryOutboxRepository).claimDue(100, instances[crashed].app.get(OutboxEngine).lease());
+    const { claims: leased } = await instances[crashed].app
+      .get(DeliveryOutboxRepository)
+      .claimDue(100, instances[crashed].app.get(OutboxEngine).lease());
     expect(leased).toHaveLength(1);
     expect(await runSchedulers()).toEqual([0, 0, 0]);
 

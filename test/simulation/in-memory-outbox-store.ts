@@ -336,7 +336,9 @@ export class InMemoryOutboxStore extends OutboxStore {
 
   /** Whether a claim for `owned` may take `row`: it names the row's partition, and the table says its holder holds it long enough. */
   private owns(owned: Ownership, row: DeliveryRow): boolean {
-    return owned === 'all' || (owned.partitions.includes(row.partition) && this.leases.holds(owned.holder, row.partition, owned.leasedPast));
+    return (
+      owned === 'all' || (owned.partitions.includes(row.partition) && this.leases.holds(owned.holder, row.partition, owned.leasedPast))
+    );
   }
 
   private pendingOf(eventId: string): DeliveryRow | undefined {

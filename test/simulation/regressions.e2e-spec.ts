@@ -116,5 +116,4 @@ describe('simulation: seeds that found bugs, and a broken engine for every invar
       expect(await broken(seed, invariant, name)).toBe(invariant);
     },
   );
-
 });

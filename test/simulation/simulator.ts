@@ -1141,8 +1141,7 @@ class World implements StoreWorld {
     // (its owner died, paused, or lost the database) is measured from when one holds it again.
     const owners = this.partitionOwners(now);
     const looksFor = (instance: Instance, row: DeliveryRow) => owners.get(partitionOf(row.userId)) === instance.name;
-    const roomFor = (row: DeliveryRow) =>
-      deliverers.some((instance) => looksFor(instance, row) && hasRoomFor(instance, row.userId));
+    const roomFor = (row: DeliveryRow) => deliverers.some((instance) => looksFor(instance, row) && hasRoomFor(instance, row.userId));
     // Claims take due rows in order (next attempt time, then id), each instance those of users it has room for: a row
     // waits its turn while an instance that looks for it and has room for it took rows within the bound (its drain makes
     // progress) and a due row comes before it in that instance's line; a minute at most, as long as an `all` process may

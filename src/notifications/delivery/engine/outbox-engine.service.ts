@@ -25,14 +25,7 @@ import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';
 import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity } from './instance-capacity';
-import {
-  type Lease,
-  type NewEvent,
-  OutboxStore,
-  type PurgedBatch,
-  type QueueDepth,
-  type RecoveryWindow,
-} from './outbox-store';
+import { type Lease, type NewEvent, OutboxStore, type PurgedBatch, type QueueDepth, type RecoveryWindow } from './outbox-store';
 import { RECOVER_LIMIT, RecoveryPacer } from './recovery-pacer';
 import { WakeUps } from './wake-ups';
 
@@ -309,7 +302,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
     } catch (error) {
       // They stay leased here until their leases end, then any instance claims them: the shutdown goes on.
-      this.logger.warn(`Shutdown: ${unstarted.length} deliveries not released (${(error as Error).message}); claimed again when their leases end`);
+      this.logger.warn(
+        `Shutdown: ${unstarted.length} deliveries not released (${(error as Error).message}); claimed again when their leases end`,
+      );
     }
     const started = performance.now();
     const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);

@@ -146,7 +146,8 @@ export class PartitionOwnership {
     if (this.mode !== 'leased' || this.stopped) return Promise.resolve();
     this.cycling ??= this.round()
       .catch((error: Error) => {
-        if (!this.failing) this.logger.warn(`Partition leases not renewed (${error.message}); trying again every ${PARTITION_RENEW_MS / 1000} s`);
+        if (!this.failing)
+          this.logger.warn(`Partition leases not renewed (${error.message}); trying again every ${PARTITION_RENEW_MS / 1000} s`);
         this.failing = true;
       })
       .finally(() => {
@@ -201,7 +202,9 @@ export class PartitionOwnership {
     if (this.failing) this.logger.log('Partition leases renewed again');
     this.failing = false;
     if (taken.length > 0)
-      this.logger.log(`Partitions: took ${taken.length} (${describe(taken.map((lease) => lease.partition))}); owns ${this.count} of ${PARTITION_COUNT}, ${alive.length} instance(s) alive`);
+      this.logger.log(
+        `Partitions: took ${taken.length} (${describe(taken.map((lease) => lease.partition))}); owns ${this.count} of ${PARTITION_COUNT}, ${alive.length} instance(s) alive`,
+      );
     if (taken.length > 0 || revived) this.listener?.gained();
   }
 
@@ -239,7 +242,9 @@ export class PartitionOwnership {
       this.held.delete(partition);
       this.leaving.delete(partition);
     }
-    this.logger.log(`Partitions: gave back ${idle.length} (${describe(idle)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`);
+    this.logger.log(
+      `Partitions: gave back ${idle.length} (${describe(idle)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`,
+    );
   }
 
   private drop(partitions: ReadonlySet<number>, why: string): void {
