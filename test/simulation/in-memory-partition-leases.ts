@@ -50,7 +50,8 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
     for (const partition of new Set(partitions)) {
       const row = this.partitions.get(partition);
-      if (row && (row.holder === null || row.leaseUntil < now || row.holder === holder)) Object.assign(row, { holder, leaseUntil: until, epoch: row.epoch + 1 });
+      if (row && (row.holder === null || row.leaseUntil < now || row.holder === holder))
+        Object.assign(row, { holder, leaseUntil: until, epoch: row.epoch + 1 });
     }
     return Promise.resolve(this.heldWith(holder, until, partitions));
   }

@@ -146,8 +146,10 @@ export const MUTATIONS = {
     breaks: "a probe's answer counts as unreachable: the circuit stays open and the endpoint's attempts are skipped",
     engine: (engine) => {
       const queues = (engine as unknown as { queues: EndpointQueues<QueuedJob> }).queues;
-      around(queues, 'finished', (finished) => (attempt, outcome, now) =>
-        finished(attempt, queues.isHalfOpen(attempt.endpoint, now) ? 'timeout' : outcome, now),
+      around(
+        queues,
+        'finished',
+        (finished) => (attempt, outcome, now) => finished(attempt, queues.isHalfOpen(attempt.endpoint, now) ? 'timeout' : outcome, now),
       );
     },
   },

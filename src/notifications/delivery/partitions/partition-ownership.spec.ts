@@ -129,7 +129,12 @@ describe('PartitionOwnership', () => {
     await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
     expect(api.count).toBe(0);
     expect(api.covers(1, clock.now())).toBe(false);
-    const sole = new PartitionOwnership(Object.assign(Object.create(leases) as InMemoryPartitionLeases, { shared: false }), clock, settings, 'sole');
+    const sole = new PartitionOwnership(
+      Object.assign(Object.create(leases) as InMemoryPartitionLeases, { shared: false }),
+      clock,
+      settings,
+      'sole',
+    );
     await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
     expect(sole.owned(clock.now())).toBe('all');
     expect(sole.covers(1, Number.MAX_SAFE_INTEGER)).toBe(true);
