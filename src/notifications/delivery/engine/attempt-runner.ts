@@ -168,7 +168,10 @@ export class AttemptRunner {
     } finally {
       const left = this.inFlight(partition) - 1;
       if (left > 0) this.partitionsInFlight.set(partition, left);
-      else this.partitionsInFlight.delete(partition);
+      else {
+        this.partitionsInFlight.delete(partition);
+        this.ownership.attemptsEnded(partition);
+      }
     }
   }
 

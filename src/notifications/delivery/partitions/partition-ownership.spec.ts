@@ -4,8 +4,9 @@ import { deliverySettings } from '../delivery-settings';
 import { PARTITION_MIN_HOLD_MS, PartitionOwnership, partitionLeaseMs, type PartitionListener } from './partition-ownership';
 import { PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 
-/** A clock each test moves by hand; its timers never fire (each test runs the rounds itself). */
+/** A clock each test moves by hand; its interval never fires (each test runs the rounds itself), its timeouts when told. */
 class HandClock extends Clock {
+  readonly timeouts: (() => void)[] = [];
   constructor(public current = 1_000_000) {
     super();
   }
@@ -14,6 +15,14 @@ class HandClock extends Clock {
   }
   override setInterval(): ClockTimer {
     return { cancel: () => undefined };
+  }
+  override setTimeout(run: () => void): ClockTimer {
+    this.timeouts.push(run);
+    return { cancel: () => this.timeouts.splice(this.timeouts.indexOf(run), 1) };
+  }
+  /** Runs the timeouts armed so far. */
+  fire(): void {
+    for (const run of this.timeouts.splice(0)) run();
   }
 }
 
@@ -81,10 +90,13 @@ describe('PartitionOwnership', () => {
     expect(heldBy(leases, 'a')).toContain(busy); // kept until its attempt is over, but nothing new starts there
     expect(a.ownership.covers(movingUser, clock.now())).toBe(false);
 
+    // Its last attempt ends: it goes back at once, not at a's next round; b looks again a second later, not at its next.
     a.inFlight.clear();
-    await a.ownership.cycle();
-    await b.ownership.cycle();
-    expect(heldBy(leases, 'b')).toEqual(wanted);
+    a.ownership.attemptsEnded(busy);
+    await vi.waitFor(() => expect(heldBy(leases, 'a')).not.toContain(busy));
+    expect(clock.timeouts).toHaveLength(1); // b's look again, armed when it found the partition still a's
+    clock.fire();
+    await vi.waitFor(() => expect(heldBy(leases, 'b')).toEqual(wanted));
     expect(heldBy(leases, 'a').length + wanted.length).toBe(PARTITION_COUNT);
 
     // A third instance takes only from the first two what it wins: nothing moves between them.

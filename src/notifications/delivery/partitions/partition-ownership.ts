@@ -7,6 +7,8 @@ import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from '.
 
 /** How often an instance renews its partitions' leases, says it is alive, and moves partitions as membership changes. */
 export const PARTITION_RENEW_MS = 5_000;
+/** While partitions this instance should own are still another's, it tries to take them this often. */
+export const TAKE_RETRY_MS = 1_000;
 /** A partition taken is kept at least this long before it moves to another holder: membership suggests, the lease decides. */
 export const PARTITION_MIN_HOLD_MS = 2 * PARTITION_RENEW_MS;
 
@@ -54,6 +56,7 @@ export class PartitionOwnership {
   private readonly leaving = new Set<number>();
   private listener: PartitionListener | null = null;
   private timer: ClockTimer | null = null;
+  private retry: ClockTimer | null = null;
   private cycling: Promise<void> | null = null;
   private stopped = false;
   private failing = false;
@@ -164,6 +167,8 @@ export class PartitionOwnership {
     this.stopped = true;
     this.timer?.cancel();
     this.timer = null;
+    this.retry?.cancel();
+    this.retry = null;
     if (this.mode !== 'leased' || !giveBack) return;
     await this.cycling;
     const count = this.held.size;
@@ -199,6 +204,9 @@ export class PartitionOwnership {
     const missing = [...wanted].filter((partition) => !this.held.has(partition));
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
     for (const { partition, epoch } of taken) this.held.set(partition, { epoch, until, since: sentAt });
+    // Partitions that are this instance's to own but still another's (it is handing them over, or its lease runs out):
+    // looked at again in a second, not at the next round, so their deliveries wait as little as the hand-over allows.
+    if (taken.length < missing.length) this.soon();
     if (this.failing) this.logger.log('Partition leases renewed again');
     this.failing = false;
     if (taken.length > 0)
@@ -235,16 +243,39 @@ export class PartitionOwnership {
       this.claimable = null;
       this.listener?.lost(moving);
     }
-    const idle = [...this.leaving].filter((partition) => (this.listener?.inFlight(partition) ?? 0) === 0);
-    if (idle.length === 0) return;
-    await this.leases.release(this.holder, idle);
-    for (const partition of idle) {
+    await this.release([...this.leaving].filter((partition) => (this.listener?.inFlight(partition) ?? 0) === 0));
+  }
+
+  /**
+   * The last attempt of a partition moving away ended: it goes back now, not at the next round, so the instance taking
+   * it over waits as little as it can (nothing new starts here meanwhile).
+   */
+  attemptsEnded(partition: number): void {
+    if (this.leaving.has(partition) && !this.stopped)
+      void this.release([partition]).catch((error: Error) =>
+        this.logger.warn(`Partitions: not given back (${error.message}); at the next round`),
+      );
+  }
+
+  private async release(partitions: readonly number[]): Promise<void> {
+    if (partitions.length === 0) return;
+    await this.leases.release(this.holder, partitions);
+    for (const partition of partitions) {
       this.held.delete(partition);
       this.leaving.delete(partition);
     }
     this.logger.log(
-      `Partitions: gave back ${idle.length} (${describe(idle)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`,
+      `Partitions: gave back ${partitions.length} (${describe(partitions)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`,
     );
+  }
+
+  /** One more round {@link TAKE_RETRY_MS} from now (one pending at a time). */
+  private soon(): void {
+    if (this.retry !== null || this.stopped) return;
+    this.retry = this.clock.setTimeout(() => {
+      this.retry = null;
+      void this.cycle();
+    }, TAKE_RETRY_MS);
   }
 
   private drop(partitions: ReadonlySet<number>, why: string): void {
