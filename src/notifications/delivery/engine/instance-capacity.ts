@@ -81,15 +81,15 @@ export class InstanceCapacity {
 
   /**
    * Where each new delivery starts: leased here when its partition is `owned` here and its endpoint (or its open
-   * circuit, to skip it) and this instance have room, else due. With a `reservation`, the leased ones count as held
-   * until {@link unreserve}.
+   * circuit, to skip it) and this instance have room, else due. The leased ones count as held (in `reservation`) until
+   * {@link unreserve}.
    */
   placements(
     events: readonly NewEvent[],
     targets: Targets,
     now: number,
-    reservation?: Map<EndpointKey, number>,
-    owned: (userId: number) => boolean = () => true,
+    reservation: Map<EndpointKey, number>,
+    owned: (userId: number) => boolean,
   ): Map<string, Placement> {
     const placements = new Map<string, Placement>();
     const adding = new Map<EndpointKey, number>();
@@ -108,12 +108,11 @@ export class InstanceCapacity {
       }
     }
     // Until these leased deliveries are queued, other enqueues must see them: they would all see the same room.
-    if (reservation)
-      for (const [endpoint, count] of adding) {
-        reservation.set(endpoint, count);
-        this.placing.set(endpoint, (this.placing.get(endpoint) ?? 0) + count);
-        this.placingCount += count;
-      }
+    for (const [endpoint, count] of adding) {
+      reservation.set(endpoint, count);
+      this.placing.set(endpoint, (this.placing.get(endpoint) ?? 0) + count);
+      this.placingCount += count;
+    }
     return placements;
   }
 

@@ -8,7 +8,7 @@ import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from '.
 /** How often an instance renews its partitions' leases, says it is alive, and moves partitions as membership changes. */
 export const PARTITION_RENEW_MS = 5_000;
 /** While partitions this instance should own are still another's, it tries to take them this often. */
-export const TAKE_RETRY_MS = 1_000;
+const TAKE_RETRY_MS = 1_000;
 /** A partition taken is kept at least this long before it moves to another holder: membership suggests, the lease decides. */
 export const PARTITION_MIN_HOLD_MS = 2 * PARTITION_RENEW_MS;
 
