@@ -36,14 +36,7 @@ export const INVARIANT_NAMES = Object.keys(INVARIANTS) as InvariantName[];
  * not thrown. Remove an entry as its fix lands; the simulation then fails on any seed that still breaks it.
  * `npm run test:simulation -- --strict` tolerates none of them.
  */
-export const KNOWN_VIOLATIONS: readonly { readonly invariant: InvariantName; readonly matches?: RegExp; readonly issue: string }[] = [
-  {
-    invariant: 'announced-once',
-    matches: /announced delivery \d+ attempt \d+ \d+ times/,
-    issue:
-      'issue 34 (the attempt lifecycle): after a pause, one claim is queued twice and skipped twice for an open circuit at the same instant; the second record reads as the first one stored, and both are announced (seed 200189)',
-  },
-];
+export const KNOWN_VIOLATIONS: readonly { readonly invariant: InvariantName; readonly matches?: RegExp; readonly issue: string }[] = [];
 
 /** Whether a violation is one of KNOWN_VIOLATIONS. */
 export function isKnownViolation(invariant: InvariantName, detail: string): boolean {

@@ -63,6 +63,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 4, found: 'one-owner (the invariant): a request sent after a pause past its partition lease, not excused as late' },
   { seed: 90, found: 'announced-once: a record held by a pause past its lease, its commit answer lost, was never retried' },
   { seed: 117552, found: "prompt-pickup: a lease that ended while the lease timer's poll claimed was no longer watched" },
+  { seed: 200189, found: 'announced-once: after a pause, a lapsed claim and its new claim were both skipped, both announced' },
 ];
 
 /**

@@ -227,15 +227,20 @@ export class AttemptRunner {
     claims: readonly ClaimedDelivery[],
     circuit: { endpoint: EndpointKey; userId: number; until: number; reason: string },
   ): number {
-    if (claims.length === 0) return 0;
     const now = this.clock.now();
+    // A lease that cannot hold the record is no longer this instance's: after a pause the delivery may have been claimed
+    // again, here too, and that claim's record of the same skip would read as this one's (announced twice). Not recorded,
+    // it is claimed again when the lease ends.
+    const held = claims.filter((claim) => now + LEASE_MARGIN_MS < claim.lockedUntil);
+    for (const claim of claims) if (!held.includes(claim)) this.wakeUps.leaseGivenUp(claim.lockedUntil);
+    if (held.length === 0) return 0;
     const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
     // Skipped, they no longer count against the user's share: a claim that left the user out for holding it claims for
     // them again as these records commit, as it does when attempts end (seed 15066: an expired lease waited for the tick).
     this.wakeUps.slotFreed(circuit.userId);
-    for (const claim of claims) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
-    this.events.emit('deliveriesParked', { userId: circuit.userId, count: claims.length, until: circuit.until });
-    return claims.length;
+    for (const claim of held) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
+    this.events.emit('deliveriesParked', { userId: circuit.userId, count: held.length, until: circuit.until });
+    return held.length;
   }
 
   /**
