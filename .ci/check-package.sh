@@ -47,7 +47,7 @@ mkdir "$work/footprint"
   [ -z "$native" ] || { echo "package check: packages with an install script (a native build?) added to the host: $native" >&2; exit 1; }
   [ "$count" -le "$MAX_ADDED_PACKAGES" ] || { echo "package check: the library adds more than $MAX_ADDED_PACKAGES packages:" $added >&2; exit 1; }
   [ "$kb" -le $((MAX_ADDED_MB * 1024)) ] || { echo "package check: the library adds more than $MAX_ADDED_MB MB" >&2; exit 1; }
-  # Every entry's types, as a TypeScript host imports them under each moduleResolution the README names.
+  # Every entry's types, as a TypeScript host imports them under each moduleResolution docs/host-apps.md names.
   cp "$repo"/.ci/types-check/* .
   for resolution in node10 node16 nodenext bundler; do
     "$repo/node_modules/.bin/tsc" -p "tsconfig.$resolution.json"

@@ -517,7 +517,7 @@ function caseArbitrary(
   const queryParameters = parameters.filter((parameter) => parameter.in === 'query');
   if (queryParameters.length > 0) parts.query = queries(schemas, queryParameters);
   else {
-    // Declares no query: now and then one it does not declare (README: an undeclared query key is refused too).
+    // Declares no query: now and then one it does not declare (docs/api.md: an undeclared query key is refused too).
     parts.query = fc.oneof(
       { arbitrary: fc.constant(undefined), weight: 5 },
       {

@@ -4,7 +4,7 @@ import { Column, DataSource, Entity, type MigrationInterface, PrimaryGeneratedCo
 import { EventType, Severity, WebhookPublisher } from '@funding/notification-webhooks';
 import { bootTestNotifications, type TestNotifications } from '@funding/notification-webhooks/testing';
 
-/** A host module with a table of its own, as in the README's "Testing your integration". */
+/** A host module with a table of its own, as in "Testing your integration" of docs/host-apps.md. */
 @Entity('orders')
 class Order {
   @PrimaryGeneratedColumn({ type: 'integer' })

@@ -1,4 +1,4 @@
-// The "Testing your integration" example of the README, verbatim: keep the two in step.
+// The "Testing your integration" example of docs/host-apps.md, verbatim: keep the two in step.
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, type TestNotifications } from '@funding/notification-webhooks/testing';
 import request from 'supertest';

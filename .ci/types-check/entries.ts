@@ -1,4 +1,4 @@
-// Type-checked by check-package.sh in a host app with the tarball, under each moduleResolution the README names.
+// Type-checked by check-package.sh in a host app with the tarball, under each moduleResolution docs/host-apps.md names.
 import { NotificationsModule, verifyWebhookSignature, WebhookPublisher } from '@funding/notification-webhooks';
 import { startTestReceiver, type TestReceiver } from '@funding/notification-webhooks/testing';
 import type { components, paths } from '@funding/notification-webhooks/openapi-types';

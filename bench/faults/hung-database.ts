@@ -74,7 +74,7 @@ interface ReadyCall {
  * commit answer 503 with Retry-After; readiness turns 503 (answering within 2 s) and back to 200;
  * publishes get 202 again after the hang, without a restart; every event answered 202 is delivered.
  *
- * Publishers behave as the README asks of a producer: each publish carries an `Idempotency-Key` and is retried with the
+ * Publishers behave as docs/api.md asks of a producer: each publish carries an `Idempotency-Key` and is retried with the
  * same key and events after every 503 (following Retry-After) and every call left unanswered, until it is answered 202.
  * Demanded: every event delivered under one event id, the one its 202 named (a 503'd call that committed anyway is
  * answered from its key on the retry, not published again).

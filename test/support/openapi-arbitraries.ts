@@ -96,7 +96,7 @@ export interface RawBody {
 /** RFC 3339 date-time with an offset, as the API documents for `format: date-time` inputs. */
 export const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** Keys that are refused everywhere, even in an event payload (README, "Prototype-pollution keys"). */
+/** Keys that are refused everywhere, even in an event payload (docs/api.md, "Prototype-pollution keys"). */
 export const RESERVED_KEYS = ['__proto__', 'constructor', 'prototype'] as const;
 /** Keys named like Object.prototype members: refused as unknown fields, delivered as-is inside a payload. */
 export const BUILT_IN_NAMES = [

@@ -1,6 +1,6 @@
 // Compiled by `npm run typecheck` against the generated types, like settings-client.ts: a producer service's client of
-// the internal publish endpoint, retrying safely with an Idempotency-Key (README, "Idempotent publish"), and passing
-// its trace context on (README, "Trace context").
+// the internal publish endpoint, retrying safely with an Idempotency-Key (docs/api.md, "Idempotent publish"), and passing
+// its trace context on (docs/api.md, "Trace context").
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type BodyOf, type CallResult, typedFetch } from './typed-fetch';

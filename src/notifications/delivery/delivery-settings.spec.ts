@@ -10,7 +10,7 @@ const options = (delivery?: NotificationsModuleOptions['delivery']): Notificatio
 });
 
 describe('deliverySettings', () => {
-  it('defaults to what the README documents: 64 in flight, 4 per endpoint, 5 failures and 30 s, 200 a batch, 60 s leases, 5 s deadlines', () => {
+  it('defaults to what docs/configuration.md documents: 64 in flight, 4 per endpoint, 5 failures and 30 s, 200 a batch, 60 s leases, 5 s deadlines', () => {
     expect(deliverySettings(options())).toEqual({
       concurrency: 64,
       perEndpointConcurrency: 4,

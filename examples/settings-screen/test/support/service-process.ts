@@ -20,7 +20,7 @@ export interface RunningService {
 
 /**
  * Starts `node dist/main.js` (the standalone service) on a fresh embedded SQLite database, trusting the loopback
- * receiver's CA and allowing 127.0.0.0/8 as webhook targets, as README's configuration table describes.
+ * receiver's CA and allowing 127.0.0.0/8 as webhook targets, as docs/configuration.md describes.
  */
 export async function startService(options: { receiverCaPem: string; env?: Record<string, string> }): Promise<RunningService> {
   const dir = mkdtempSync(join(tmpdir(), 'settings-screen-'));
