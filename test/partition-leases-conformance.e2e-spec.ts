@@ -74,16 +74,31 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
   });
 
   it('heartbeat answers the holders alive at the time, itself included, and forgets those gone for an hour', async () => {
-    expect(await leases.heartbeat('b', NOW, NOW + LEASE_MS)).toEqual(['b']);
-    expect(await leases.heartbeat('a', NOW + 1_000, NOW + 1_000 + LEASE_MS)).toEqual(['a', 'b']);
-    expect(await leases.heartbeat('c', NOW + LEASE_MS, NOW + 2 * LEASE_MS)).toEqual(['a', 'c']); // b's time has come
-    expect(await leases.heartbeat('b', NOW + LEASE_MS + 1, NOW + 3 * LEASE_MS)).toEqual(['a', 'b', 'c']); // back again
-    await leases.heartbeat('a', NOW + 2 * LEASE_MS, NOW + 2 * LEASE_MS); // alive until now: not counted
-    expect(await leases.heartbeat('c', NOW + 2 * LEASE_MS, NOW + 4 * LEASE_MS)).toEqual(['b', 'c']);
+    const names = async (...beat: Parameters<PartitionLeases['heartbeat']>) =>
+      (await leases.heartbeat(...beat)).map((alive) => alive.holder);
+    expect(await names('b', NOW, NOW + LEASE_MS, null)).toEqual(['b']);
+    expect(await names('a', NOW + 1_000, NOW + 1_000 + LEASE_MS, null)).toEqual(['a', 'b']);
+    expect(await names('c', NOW + LEASE_MS, NOW + 2 * LEASE_MS, null)).toEqual(['a', 'c']); // b's time has come
+    expect(await names('b', NOW + LEASE_MS + 1, NOW + 3 * LEASE_MS, null)).toEqual(['a', 'b', 'c']); // back again
+    await leases.heartbeat('a', NOW + 2 * LEASE_MS, NOW + 2 * LEASE_MS, null); // alive until now: not counted
+    expect(await names('c', NOW + 2 * LEASE_MS, NOW + 4 * LEASE_MS, null)).toEqual(['b', 'c']);
     // An hour later, a's and b's rows go: b's heartbeat long after brings only b back.
     const later = NOW + 4 * LEASE_MS + 60 * 60_000 + 1;
-    expect(await leases.heartbeat('d', later, later + LEASE_MS)).toEqual(['d']);
-    expect(await leases.heartbeat('b', later, later + LEASE_MS)).toEqual(['b', 'd']);
+    expect(await names('d', later, later + LEASE_MS, null)).toEqual(['d']);
+    expect(await names('b', later, later + LEASE_MS, null)).toEqual(['b', 'd']);
+  });
+
+  it('heartbeat tells each live holder when a receiver last answered it, as that holder said last', async () => {
+    await leases.heartbeat('a', NOW, NOW + LEASE_MS, NOW - 5_000);
+    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS, null)).toEqual([
+      { holder: 'a', answeredAt: NOW - 5_000 },
+      { holder: 'b', answeredAt: null },
+    ]);
+    await leases.heartbeat('a', NOW + 2, NOW + LEASE_MS, NOW + 1);
+    expect(await leases.heartbeat('b', NOW + 3, NOW + LEASE_MS, NOW + 3)).toEqual([
+      { holder: 'a', answeredAt: NOW + 1 },
+      { holder: 'b', answeredAt: NOW + 3 },
+    ]);
   });
 
   it('take takes only free or expired partitions, each with a new epoch', async () => {
@@ -156,14 +171,14 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
   });
 
   it('leave frees every partition of the holder and drops it from the holders alive', async () => {
-    await leases.heartbeat('a', NOW, NOW + LEASE_MS);
-    await leases.heartbeat('b', NOW, NOW + LEASE_MS);
+    await leases.heartbeat('a', NOW, NOW + LEASE_MS, null);
+    await leases.heartbeat('b', NOW, NOW + LEASE_MS, null);
     await leases.take('a', [1, 2, 200], NOW, NOW + LEASE_MS);
     await leases.take('b', [3], NOW, NOW + LEASE_MS);
     await leases.leave('a');
     for (const partition of [1, 2, 200]) expect(await harness.partition(partition)).toEqual({ holder: null, leaseUntil: 0, epoch: 1 });
     expect(await harness.partition(3)).toEqual({ holder: 'b', leaseUntil: NOW + LEASE_MS, epoch: 1 });
-    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS)).toEqual(['b']);
+    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS, null)).toEqual([{ holder: 'b', answeredAt: null }]);
     expect(await leases.take('b', [1, 2, 3, 200], NOW + 1, NOW + 1 + LEASE_MS)).toEqual([
       { partition: 1, epoch: 2 },
       { partition: 2, epoch: 2 },

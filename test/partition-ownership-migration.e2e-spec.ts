@@ -6,6 +6,7 @@ import { persistentDatabase } from './support/persistent-database';
 import { TEST_DATABASE_KINDS, type TestDatabase } from './support/test-databases';
 
 const BEFORE = NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(PartitionOwnership1765000000000));
+const WITH = NOTIFICATIONS_MIGRATIONS.slice(0, BEFORE.length + 1);
 const REPLACED = ['webhook_endpoint_failures', 'webhook_endpoint_probes', 'webhook_endpoint_slots'];
 const ADDED = ['webhook_delivery_instances', 'webhook_partitions'];
 
@@ -57,7 +58,7 @@ describe.each(TEST_DATABASE_KINDS)('partition ownership migration on an existing
     await before.query("INSERT INTO webhook_endpoint_failures (endpoint, failures) VALUES ('1 a.example:443', 3)");
     await before.destroy();
 
-    const after = await connect(NOTIFICATIONS_MIGRATIONS);
+    const after = await connect(WITH);
     try {
       expect((await after.runMigrations()).map((m) => m.name)).toEqual(['PartitionOwnership1765000000000']);
       const deliveries = await after.query<{ user_id: number | string; user_partition: number | string }[]>(
@@ -102,6 +103,27 @@ describe.each(TEST_DATABASE_KINDS)('partition ownership migration on an existing
       expect((await after.runMigrations()).map((m) => m.name)).toEqual(['PartitionOwnership1765000000000']);
     } finally {
       await after.destroy();
+    }
+  });
+
+  it('then tells when a receiver last answered each instance (null until one did), and reverts keeping the instances', async () => {
+    const latest = await connect(NOTIFICATIONS_MIGRATIONS);
+    try {
+      expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['AddInstanceAnsweredAt1765100000000']);
+      await latest.query("INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES ('a', 5)");
+      await latest.query("INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES ('b', 5, 4)");
+      const rows = await latest.query<{ holder: string; answered_at: unknown }[]>(
+        'SELECT holder, answered_at FROM webhook_delivery_instances ORDER BY holder',
+      );
+      expect(rows.map((row) => [row.holder, row.answered_at === null ? null : Number(row.answered_at)])).toEqual([
+        ['a', null],
+        ['b', 4],
+      ]);
+      await latest.undoLastMigration();
+      await expect(latest.query('SELECT answered_at FROM webhook_delivery_instances')).rejects.toThrow(/answered_at/);
+      expect(Number((await latest.query('SELECT COUNT(*) AS n FROM webhook_delivery_instances'))[0].n)).toBe(2);
+    } finally {
+      await latest.destroy();
     }
   });
 });

@@ -17,6 +17,7 @@ import { CreateWebhookHealth1764700000000 } from './migrations/1764700000000-cre
 import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-add-endpoint-probe-holder';
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
+import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -49,4 +50,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   CreateEndpointLimits1764800000000,
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
+  AddInstanceAnsweredAt1765100000000,
 ];

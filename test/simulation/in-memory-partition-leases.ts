@@ -1,5 +1,8 @@
+import type { AliveInstance } from '../../src/notifications/delivery/partitions/egress-watch';
 import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import { PARTITION_COUNT } from '../../src/notifications/delivery/partitions/partitions';
+
+const byHolder = (a: AliveInstance, b: AliveInstance): number => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0);
 
 /** An instance whose heartbeat ended this long ago is forgotten, as the SQL store does. */
 const FORGET_AFTER_MS = 60 * 60_000;
@@ -22,14 +25,14 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   readonly partitions = new Map<number, PartitionRow>(
     Array.from({ length: PARTITION_COUNT }, (_, partition) => [partition, { holder: null, leaseUntil: 0, epoch: 0 }]),
   );
-  /** Holder → alive until. */
-  readonly instances = new Map<string, number>();
+  /** Holder → alive until, and when a receiver last answered it. */
+  readonly instances = new Map<string, { aliveUntil: number; answeredAt: number | null }>();
 
-  heartbeat(holder: string, now: number, until: number): Promise<string[]> {
-    this.instances.set(holder, until);
-    for (const [other, aliveUntil] of this.instances) if (aliveUntil < now - FORGET_AFTER_MS) this.instances.delete(other);
-    const alive = [...this.instances].filter(([, aliveUntil]) => aliveUntil > now).map(([alive]) => alive);
-    return Promise.resolve(alive.sort());
+  heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
+    this.instances.set(holder, { aliveUntil: until, answeredAt });
+    for (const [other, { aliveUntil }] of this.instances) if (aliveUntil < now - FORGET_AFTER_MS) this.instances.delete(other);
+    const alive = [...this.instances].filter(([, instance]) => instance.aliveUntil > now);
+    return Promise.resolve(alive.map(([name, instance]) => ({ holder: name, answeredAt: instance.answeredAt })).sort(byHolder));
   }
 
   renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {

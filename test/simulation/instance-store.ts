@@ -1,3 +1,4 @@
+import type { AliveInstance } from '../../src/notifications/delivery/partitions/egress-watch';
 import {
   type AttemptRecord,
   type Claimed,
@@ -253,8 +254,8 @@ export class InstanceStore extends OutboxStore {
     };
     return new (class extends PartitionLeases {
       readonly shared = true;
-      heartbeat(holder: string, now: number, until: number): Promise<string[]> {
-        return call(() => leases.heartbeat(holder, now, until));
+      heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
+        return call(() => leases.heartbeat(holder, now, until, answeredAt));
       }
       renew(holder: string, leased: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
         return call(() => leases.renew(holder, leased, now, until).then(held(until)));

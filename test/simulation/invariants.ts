@@ -21,6 +21,8 @@ export const INVARIANTS = {
     'an expired lease or a parked delivery whose time came is claimed within a few seconds while an instance that looks for it (a worker, the holder or watcher of the lease, the recovering process, one that claimed since) has room (while the claims of that instance keep taking rows, it waits its turn behind the due rows before it in its claim order, a minute at most)',
   'no-spurious-skip':
     "an attempt is skipped for an open circuit only while the endpoint's latest answer, all instances together, was unreachable, within the longest cool-down",
+  'egress-stand-down':
+    'an instance whose requests reach no receiver (at least 3 endpoints unreachable, none answered, for a minute) while another instance reaches one owns no partition 30 s later, unless it was paused or the database was down meanwhile',
   'announced-once':
     'every recorded attempt is announced on attemptRecorded exactly once (unless its recorder crashed first), and nothing else is',
   'no-livelock': 'the engine comes to rest after every step (no endless loop of claims or records)',

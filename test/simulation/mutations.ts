@@ -158,6 +158,11 @@ export const MUTATIONS = {
     breaks: "an instance's look for due work never finds any: what others publish for its partitions waits for its minute tick",
     store: (store) => around(store, 'anyDue', () => () => Promise.resolve(false)),
   },
+  'egress-ignored': {
+    invariant: 'egress-stand-down',
+    breaks: 'an instance whose own network is down keeps its partitions, so its users wait while others could deliver',
+    ownership: (ownership) => around(ownership.egress, 'standsDown', () => () => false),
+  },
   'announces-twice': {
     invariant: 'announced-once',
     breaks: 'every recorded attempt is announced twice',

@@ -85,6 +85,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'answered-probes-fail': 16,
   'partitions-unfenced': 1,
   'polls-find-nothing': 4,
+  'egress-ignored': 24,
   'announces-twice': 1,
   'wake-ups-reject': 1,
   'pump-never-rests': 1,

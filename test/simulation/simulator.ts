@@ -12,6 +12,7 @@ import { partitionOf } from '../../src/notifications/delivery/partitions/partiti
 import type { ProcessRole } from '../../src/notifications/process-role';
 import type { AttemptRecord, ClaimedDelivery, NewEvent } from '../../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult, WebhookRequest } from '../../src/notifications/delivery/http/attempt-result';
+import { EGRESS_WINDOW_MS } from '../../src/notifications/delivery/partitions/egress-watch';
 import type { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
@@ -19,6 +20,7 @@ import type { PreferencesService, WebhookTarget } from '../../src/notifications/
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
 import { DatabaseFaults } from './database-faults';
+import { EgressFaults, STAND_DOWN_GRACE_MS } from './egress-faults';
 import { claimOrder, type DeliveryRow, InMemoryOutboxStore, isDue, SimTransaction } from './in-memory-outbox-store';
 import { InMemoryPartitionLeases } from './in-memory-partition-leases';
 import { INVARIANTS, INVARIANT_NAMES, type InvariantName } from './invariants';
@@ -112,6 +114,11 @@ function countedSetImmediate(run: (...args: unknown[]) => void, ...args: unknown
   });
 }
 
+/** What a request of an instance whose own network is down gets: no route, whatever the receiver. */
+function networkUnreachable(durationMs: number): AttemptResult {
+  return { outcome: 'connect_error', statusCode: null, durationMs, error: 'ENETUNREACH', responseExcerpt: null };
+}
+
 /** The engine's log lines go to the trace (the world of the run in progress). */
 let logSink: ((line: string) => void) | null = null;
 const traceLogger: LoggerService = {
@@ -174,6 +181,8 @@ class World implements StoreWorld {
   private skewSeenMs = 0;
   private readonly offsetsSeen: number[] = [];
   readonly database: DatabaseFaults;
+  /** Instances whose own network is down (they reach the database, not the receivers). */
+  private readonly egress: EgressFaults;
   private readonly faults: { prefsFail: number; pause: number; pauseAtSend: number };
 
   private readonly users: number[];
@@ -206,6 +215,7 @@ class World implements StoreWorld {
 
   constructor(private readonly options: SimOptions) {
     this.random = new Prng(options.seed);
+    this.egress = new EgressFaults(options.seed);
     this.mutation = options.mutation && MUTATIONS[options.mutation];
     this.mutation?.store?.(this.store);
     this.enabled = options.invariants ?? new Set(INVARIANT_NAMES);
@@ -256,6 +266,7 @@ class World implements StoreWorld {
     await this.settle();
     for (this.step = 1; this.step <= this.options.steps; this.step++) {
       await this.randomStep();
+      this.maybeLoseNetwork();
       await this.settle();
       this.check();
     }
@@ -401,6 +412,14 @@ class World implements StoreWorld {
         this.pause(r.pick(alive));
         return;
     }
+  }
+
+  /** After a step, maybe one delivering instance loses its own network for a while (its own stream of chances). */
+  private maybeLoseNetwork(): void {
+    const deliverers = this.instances.filter((instance) => instance.alive && instance.role !== 'api');
+    const lost = this.egress.maybeStart(this.time.now, deliverers);
+    if (lost)
+      this.trace(`network of ${lost.instance.name} down for ${formatMs(lost.until - this.time.now)} (the database still answers it)`);
   }
 
   /** An instance's clock offset: any two instances differ by at most maxSkewMs. */
@@ -722,9 +741,12 @@ class World implements StoreWorld {
     const host = new URL(request.url).host;
     const endpoint = endpointKeyOf(claim.userId, request.url);
     const record = this.checkSend(instance, claim, attempt, endpoint);
+    const egressDown = this.egress.isDown(instance, this.time.now);
     const mode = this.modes.get(host) ?? 'up';
-    const result = this.answer(mode);
-    this.trace(`  ${instance.name} sends ${claim.eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${mode}]`);
+    const result = egressDown ? networkUnreachable(this.random.int(1, 30)) : this.answer(mode);
+    this.trace(
+      `  ${instance.name} sends ${claim.eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${egressDown ? 'its network down' : mode}]`,
+    );
     this.time.schedule(this.time.now + result.durationMs, () => {
       this.activity++;
       record.completedAt = this.time.now;
@@ -734,6 +756,7 @@ class World implements StoreWorld {
       instance.inFlightTotal--;
       const answers = this.answers.get(endpoint) ?? [];
       answers.push({ at: this.time.now, unreachable: isUnreachable(result.outcome) });
+      this.egress.noteRequest(instance, this.time.now, endpoint, !isUnreachable(result.outcome));
       this.answers.set(endpoint, answers);
       this.trace(
         `  ${claim.eventId} attempt ${attempt} by ${instance.name}: ${result.outcome}${result.statusCode ? ` ${result.statusCode}` : ''}`,
@@ -1245,7 +1268,37 @@ class World implements StoreWorld {
           `${instance.name} holds ${count} leased deliveries (capacity ${capacity})`,
         );
     }
+    this.checkStandDown(deliverers, now);
     if (this.failure) throw this.failure;
+  }
+
+  /**
+   * An instance that reaches no receiver while another does owns no partition once the signs have lasted
+   * STAND_DOWN_GRACE_MS: the others deliver its users. Its rounds may not run while it is paused or the database is down.
+   */
+  private checkStandDown(deliverers: readonly Instance[], now: number): void {
+    const since = now - STAND_DOWN_GRACE_MS - EGRESS_WINDOW_MS;
+    if (this.database.downDuring(since, now)) return;
+    const owners = [...this.partitionOwners(now).values()];
+    for (const instance of deliverers) {
+      if (!this.egress.isDown(instance, now) || instance.startedAt > since) continue;
+      if (instance.pauses.some((pause) => pause.until >= since)) continue;
+      if (
+        !this.egress.standDownDue(
+          instance,
+          deliverers.filter((other) => other !== instance),
+          now,
+        )
+      )
+        continue;
+      const owned = owners.filter((holder) => holder === instance.name).length;
+      if (owned > 0)
+        this.violate(
+          'egress-stand-down',
+          `egress ${instance.name}`,
+          `${instance.name} still owns ${owned} partitions: its network has been down since ${this.at(this.egress.downSince(instance, now)!)}, no receiver answered it for over ${formatMs(EGRESS_WINDOW_MS)} while another instance's did`,
+        );
+    }
   }
 
   violate(name: InvariantName, key: string, detail: string): void {

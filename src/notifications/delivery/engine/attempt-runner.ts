@@ -12,6 +12,7 @@ import type { DeliveryTracing } from '../trace-context/delivery-tracing';
 import { buildWebhookRequest } from '../webhook-request';
 import { attemptRecord, refusedUnsigned, skippedForOpenCircuit } from './attempt-record';
 import { AttemptRecords } from './attempt-records';
+import { isUnreachable } from './circuit-breaker';
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, hostOf, type QueuedAttempt } from './endpoint-queues';
 import type { InstanceCapacity } from './instance-capacity';
@@ -140,6 +141,7 @@ export class AttemptRunner {
       const endedAt = this.clock.now();
       this.capacity.attemptTook(result.durationMs);
       ended = true;
+      if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) this.circuitOpened(opened);
       const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { isMySql } from '../../common/database/is-mysql';
+import type { AliveInstance } from './egress-watch';
 import { type PartitionLease, PartitionLeases } from './partition-leases';
 
 /** An instance whose heartbeat ended this long ago is forgotten (its row deleted): long past any lease it held. */
@@ -22,19 +23,19 @@ export class PartitionLeaseRepository extends PartitionLeases {
     this.shared = isMySql(dataSource);
   }
 
-  async heartbeat(holder: string, now: number, until: number): Promise<string[]> {
+  async heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
     await this.write(
       this.shared
-        ? 'INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES (?, ?) ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until)'
-        : 'INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES (?, ?) ON CONFLICT (holder) DO UPDATE SET alive_until = excluded.alive_until',
-      [holder, until],
+        ? 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until), answered_at = VALUES(answered_at)'
+        : 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES (?, ?, ?) ON CONFLICT (holder) DO UPDATE SET alive_until = excluded.alive_until, answered_at = excluded.answered_at',
+      [holder, until, answeredAt],
     );
     await this.write('DELETE FROM webhook_delivery_instances WHERE alive_until < ?', [now - FORGET_AFTER_MS]);
-    const rows = await this.dataSource.query<{ holder: string }[]>(
-      'SELECT holder FROM webhook_delivery_instances WHERE alive_until > ? ORDER BY holder',
+    const rows = await this.dataSource.query<{ holder: string; answered_at: number | string | null }[]>(
+      'SELECT holder, answered_at FROM webhook_delivery_instances WHERE alive_until > ? ORDER BY holder',
       [now],
     );
-    return rows.map((row) => row.holder);
+    return rows.map((row) => ({ holder: row.holder, answeredAt: row.answered_at === null ? null : Number(row.answered_at) }));
   }
 
   async renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {

@@ -1,3 +1,5 @@
+import type { AliveInstance } from './egress-watch';
+
 /** A partition's lease as its holder took it: the epoch counts takes, so a renewal never extends a lease taken again since. */
 export interface PartitionLease {
   readonly partition: number;
@@ -17,8 +19,11 @@ export abstract class PartitionLeases {
    */
   abstract readonly shared: boolean;
 
-  /** `holder` delivers until `until`; answers the holders alive at `now`, itself included. Forgets holders long gone. */
-  abstract heartbeat(holder: string, now: number, until: number): Promise<string[]>;
+  /**
+   * `holder` delivers until `until` (`now`: no longer), a receiver last answered it at `answeredAt`; answers the holders
+   * alive at `now`, itself included, by name, each with its `answeredAt`. Forgets holders long gone.
+   */
+  abstract heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]>;
 
   /** Extends to `until` those of `held` that `holder` still holds, same epoch, with the lease running at `now`; answers those. */
   abstract renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
+import { EGRESS_STAND_DOWN_MS, EGRESS_WINDOW_MS, EgressWatch } from './egress-watch';
 import type { PartitionLease, PartitionLeases } from './partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 
@@ -61,6 +62,9 @@ export class PartitionOwnership {
   private stopped = false;
   private failing = false;
   private wanted: { readonly key: string; readonly partitions: ReadonlySet<number> } | null = null;
+  /** Whether this instance reaches receivers; when others do and it does not, it stands down (see {@link EgressWatch}). */
+  readonly egress = new EgressWatch();
+  private standingDown = false;
   /** What {@link owned} answered last, until the partitions change or time passes `validUntil`. */
   private claimable: { readonly partitions: readonly number[]; readonly validUntil: number } | null = null;
   /** When the earliest lease held ends (after each round). */
@@ -194,12 +198,22 @@ export class PartitionOwnership {
     this.forgetEnded(sentAt);
     // Leases too short to start an attempt on: renewed, their partitions can be claimed again.
     const short = [...this.held].filter(([, held]) => held.until <= sentAt + this.attemptMs).map(([partition]) => partition);
-    const alive = await this.leases.heartbeat(this.holder, sentAt, until);
+    // Standing down, it is not alive for the others (alive until now), so their rendezvous hands them its partitions.
+    let alive = await this.leases.heartbeat(this.holder, sentAt, this.standingDown ? sentAt : until, this.egress.answeredAt);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
     this.keepRenewed(renewed, until);
     const revived = short.some((partition) => this.held.has(partition));
     if (this.stopped) return;
-    const wanted = this.wantedAmong(alive);
+    if (this.egress.standsDown(sentAt, this.holder, alive) !== this.standingDown) {
+      this.standingDown = !this.standingDown;
+      if (this.standingDown) {
+        this.logger.warn(
+          `Partitions: standing down for ${EGRESS_STAND_DOWN_MS / 1000} s: no receiver answered this instance for ${EGRESS_WINDOW_MS / 1000} s while another instance's did (this instance's network?); its ${this.count} partitions go to the others`,
+        );
+        alive = await this.leases.heartbeat(this.holder, sentAt, sentAt, this.egress.answeredAt);
+      } else this.logger.log('Partitions: back from standing down; taking a share again');
+    }
+    const wanted = this.wantedAmong(alive.map((instance) => instance.holder));
     await this.giveBack(wanted, sentAt);
     const missing = [...wanted].filter((partition) => !this.held.has(partition));
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
@@ -237,7 +251,8 @@ export class PartitionOwnership {
   private async giveBack(wanted: ReadonlySet<number>, now: number): Promise<void> {
     const moving = new Set<number>();
     for (const [partition, held] of this.held)
-      if (!wanted.has(partition) && !this.leaving.has(partition) && now >= held.since + PARTITION_MIN_HOLD_MS) moving.add(partition);
+      if (!wanted.has(partition) && !this.leaving.has(partition) && (this.standingDown || now >= held.since + PARTITION_MIN_HOLD_MS))
+        moving.add(partition);
     for (const partition of moving) this.leaving.add(partition);
     if (moving.size > 0) {
       this.claimable = null;
