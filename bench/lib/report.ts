@@ -4,6 +4,7 @@ import type { EndpointLimitsResult } from '../scenarios/endpoint-limits';
 import type { IsolationResult } from '../scenarios/isolation';
 import type { LatencyResult } from '../scenarios/latency';
 import type { RecoveryResult } from '../scenarios/recovery';
+import type { SpreadLatencyResult } from '../scenarios/spread-latency';
 import type { ThroughputResult } from '../scenarios/throughput';
 import type { ProfileSummary } from './profile-summary';
 
@@ -22,6 +23,8 @@ export interface BenchReport {
   ceiling?: CeilingResult & { perSecondAtEnd?: number; reference?: number };
   throughput?: { readonly publisherApi: ThroughputResult; readonly internalHttp: ThroughputResult };
   latency?: LatencyResult;
+  /** Publish-to-first-attempt with three instances behind a round-robin load balancer. */
+  spreadLatency?: SpreadLatencyResult | { readonly skipped: string };
   recovery?: RecoveryResult;
   backlog?: BacklogResult;
   scaleOut?:

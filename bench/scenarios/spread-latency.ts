@@ -1,0 +1,75 @@
+import { sleep, wallMs } from '../lib/clock';
+import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
+import { deliveryStates } from '../lib/delivery-states';
+import { type MainProcess, startMainProcess } from '../lib/services';
+import { benchEvent, enableWebhooks, postBatch, waitForEvents } from '../lib/workload';
+import { type Percentiles, percentiles } from './latency';
+
+const INSTANCES = 3;
+const WARMUP_SECONDS = 3;
+
+export interface SpreadLatencyResult extends DeliveryCheck {
+  readonly instances: number;
+  readonly targetRate: number;
+  readonly achievedRate: number;
+  readonly seconds: number;
+  /** Publish call (on any instance) to the first attempt's arrival at the receiver. */
+  readonly publishToReceiverMs: Percentiles;
+  /** Share of the events that took over 100 ms: those published on an instance that does not own the user's partition. */
+  readonly over100MsShare: number;
+}
+
+/**
+ * Publish-to-first-attempt with three `node dist/main.js` behind a load balancer: one event every 1/rate s, each through
+ * the next instance's internal endpoint in turn. Two in three land on an instance that does not own the user's
+ * partition; the delivery waits, due, until the owner's next look for due work (every second).
+ */
+export async function spreadLatency(context: BenchContext): Promise<SpreadLatencyResult> {
+  const { latencyRate: rate, latencySeconds: seconds, users } = context.size;
+  const database = await context.server.create('spread_latency');
+  const instances: MainProcess[] = [];
+  try {
+    for (let i = 0; i < INSTANCES; i++)
+      instances.push(await startMainProcess({ database: database.env, caFile: context.caFile }, context.logDir, `spread-latency-${i + 1}`));
+    await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, users, context.bases));
+    const bases = instances.map((instance) => instance.base);
+    const warmup = rate * WARMUP_SECONDS;
+    await publishSteadily(bases, rate, users, 0, warmup);
+    await waitForEvents(context.receiver, warmup, () => deliveryStates(database));
+    await context.receiver.call('reset');
+    const total = rate * seconds;
+    const startedAt = wallMs();
+    await publishSteadily(bases, rate, users, warmup, total);
+    const achievedRate = (total * 1000) / (wallMs() - startedAt);
+    const stats = await waitForEvents(context.receiver, total, () => deliveryStates(database));
+    const latencies = await context.receiver.call<number[]>('latencies');
+    return {
+      ...checkDelivery(context, 'spread-latency', stats, total),
+      instances: INSTANCES,
+      targetRate: rate,
+      achievedRate: round(achievedRate),
+      seconds,
+      publishToReceiverMs: percentiles(latencies),
+      over100MsShare: round(latencies.filter((ms) => ms > 100).length / latencies.length, 3),
+    };
+  } finally {
+    await Promise.all(instances.map((instance) => instance.stop()));
+    await database.drop();
+  }
+}
+
+/** Events `from`… one at a time on a fixed schedule, each to the next instance in turn (not waiting for earlier calls). */
+async function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<void> {
+  const intervalMs = 1000 / rate;
+  const calls: Promise<unknown>[] = [];
+  const failures: Error[] = [];
+  const startedAt = wallMs();
+  for (let i = 0; i < count; i++) {
+    const wait = startedAt + i * intervalMs - wallMs();
+    if (wait > 1) await sleep(wait);
+    // Caught at once: a call that fails while later ones are still being scheduled is reported, not left unhandled.
+    calls.push(postBatch(bases[i % bases.length], [benchEvent(from + i, users)]).catch((error: Error) => failures.push(error)));
+  }
+  await Promise.all(calls);
+  if (failures.length > 0) throw new Error(`${failures.length} of ${count} publish calls failed, the first: ${failures[0].message}`);
+}
