@@ -13,7 +13,7 @@ import {
   PROCESS_ROLES,
   type ProcessRole,
 } from '../index';
-import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile } from './webhook-trust';
+import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile, webhookDnsServersProblem } from './webhook-trust';
 
 export enum NodeEnv {
   development = 'development',
@@ -130,6 +130,14 @@ export class EnvironmentVariables {
   @IsString()
   WEBHOOK_EXTRA_CA_FILE?: string;
 
+  @IsOptional()
+  @IsString()
+  WEBHOOK_DNS_SERVERS?: string;
+
+  @IsOptional()
+  @WholeNumber(100, 10_000)
+  WEBHOOK_DNS_SAVE_TIMEOUT_MS?: number;
+
   @IsUrl({ protocols: ['https', 'http'], require_tld: false }, { message: 'SERVICE_SITE must be an http(s) URL' })
   SERVICE_SITE = 'https://funding.example.com';
 
@@ -228,6 +236,8 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
       problems.push((error as Error).message);
     }
   }
+  const dnsServersProblem = webhookDnsServersProblem(variables.WEBHOOK_DNS_SERVERS);
+  if (dnsServersProblem !== null) problems.push(dnsServersProblem);
   if (isMySqlFamily(variables.DB_TYPE) && !variables.DATABASE_URL)
     problems.push(`DATABASE_URL is required when DB_TYPE=${variables.DB_TYPE}`);
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.

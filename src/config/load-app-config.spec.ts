@@ -118,6 +118,20 @@ describe('loadAppConfig', () => {
     });
   });
 
+  it('reads the DNS servers and save deadline of webhook host names, the system resolver and 2 s by default', () => {
+    const env = { DB_PATH: join(dataDir(), 'db.sqlite') };
+    expect(loadAppConfig(env).notifications.hostResolution).toEqual({ servers: [], saveTimeoutMs: undefined });
+    const config = loadAppConfig({
+      ...env,
+      WEBHOOK_DNS_SERVERS: '10.0.0.2, 127.0.0.1:5353 [2001:db8::1]:53',
+      WEBHOOK_DNS_SAVE_TIMEOUT_MS: '1500',
+    });
+    expect(config.notifications.hostResolution).toEqual({
+      servers: ['10.0.0.2', '127.0.0.1:5353', '[2001:db8::1]:53'],
+      saveTimeoutMs: 1500,
+    });
+  });
+
   it('reads PROCESS_ROLE, all by default', () => {
     expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite') }).notifications.role).toBe('all');
     expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), PROCESS_ROLE: 'worker' }).notifications.role).toBe('worker');
@@ -145,6 +159,8 @@ describe('loadAppConfig', () => {
       ['WEBHOOK_ALLOWED_CIDRS', '127.0.0.0/8, 10/8', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "10/8"'],
       ['WEBHOOK_EXTRA_CA_FILE', '/etc/hostname', 'WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate'],
       ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
+      ['WEBHOOK_DNS_SERVERS', '1.1.1.1, dns.example', 'WEBHOOK_DNS_SERVERS must list DNS server addresses'],
+      ['WEBHOOK_DNS_SAVE_TIMEOUT_MS', '50', 'WEBHOOK_DNS_SAVE_TIMEOUT_MS must be an integer from 100 to 10000'],
       ['JWT_ALLOW_TOKENS_WITHOUT_EXPIRY', 'yes', 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false'],
       ['PROCESS_ROLE', 'scheduler', 'PROCESS_ROLE must be one of api, worker, all'],
       ['INTERNAL_API_TOKEN', 'x'.repeat(31), 'INTERNAL_API_TOKEN'],

@@ -1,5 +1,5 @@
 import { parseCidrList } from './address-policy';
-import { type HostResolver, systemResolver, UnsafeWebhookUrlError, WebhookUrlPolicy } from './webhook-url-policy';
+import { type HostResolver, UnsafeWebhookUrlError, WebhookUrlPolicy } from './webhook-url-policy';
 
 const PUBLIC_IPV4 = '93.184.215.14';
 const MAPPED = 'an IPv4-mapped address (::ffff:0:0/96) embedding';
@@ -233,8 +233,8 @@ describe('WebhookUrlPolicy.assertSafeToSave', () => {
     await expect(policy.assertSafeToSave('https://hooks.example.com/x')).rejects.toThrow(new UnsafeWebhookUrlError(message));
   });
 
-  it.each([['ENOTFOUND'], ['EAI_AGAIN'], ['ENODATA'], ['ESERVFAIL']])(
-    'accepts a name that does not resolve (%s): the connect-time lookup still protects',
+  it.each([['ENOTFOUND'], ['ENODATA'], ['EAI_NONAME']])(
+    'accepts a name that does not exist or has no address (%s): the connect-time lookup still protects',
     async (code) => {
       const resolver = failingWith(dnsError(code));
       const url = await new WebhookUrlPolicy({ resolver }).assertSafeToSave('https://hooks.example.com/x');
@@ -242,6 +242,23 @@ describe('WebhookUrlPolicy.assertSafeToSave', () => {
       expect(resolver.calls).toEqual(['hooks.example.com']);
     },
   );
+
+  it.each([['EAI_AGAIN'], ['ESERVFAIL'], ['ETIMEOUT'], ['EREFUSED']])(
+    'refuses a name the DNS gave no answer for (%s), saying to try again',
+    async (code) => {
+      const policy = new WebhookUrlPolicy({ resolver: failingWith(dnsError(code)) });
+      await expect(policy.assertSafeToSave('https://hooks.example.com/x')).rejects.toThrow(
+        new UnsafeWebhookUrlError('must have a host name that resolves within 2 s (no DNS answer in time); try again later'),
+      );
+    },
+  );
+
+  it('refuses, at the save deadline, a name an injected resolver never answers', async () => {
+    const policy = new WebhookUrlPolicy({ resolver: () => new Promise<string[]>(() => undefined), hostResolution: { saveTimeoutMs: 50 } });
+    await expect(policy.assertSafeToSave('https://hooks.example.com/x')).rejects.toThrow(
+      'must have a host name that resolves within 50 ms (no DNS answer in time); try again later',
+    );
+  });
 
   it('accepts a name with no answers', async () => {
     await expect(new WebhookUrlPolicy({ resolver: resolvingTo() }).assertSafeToSave('https://hooks.example.com/x')).resolves.toBeInstanceOf(
@@ -274,11 +291,5 @@ describe('WebhookUrlPolicy.assertSafeToSave', () => {
       'must not contain credentials (user:password@)',
     );
     expect(resolver.calls).toEqual([]);
-  });
-});
-
-describe('systemResolver', () => {
-  it('returns every address of a numeric host verbatim', async () => {
-    await expect(systemResolver('127.0.0.1')).resolves.toEqual(['127.0.0.1']);
   });
 });
