@@ -9,6 +9,12 @@ export const ALLOW_PRIVATE_IN_PRODUCTION = {
   value: 'i-understand-the-ssrf-risk',
 } as const;
 
+/** The variable that lets a production service serve /metrics without a token, and its only accepted value. */
+export const METRICS_OPEN_IN_PRODUCTION = {
+  variable: 'METRICS_OPEN_IN_PRODUCTION',
+  value: 'i-understand-metrics-are-open',
+} as const;
+
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
 
 /** `WEBHOOK_ALLOWED_CIDRS` as a list of entries (commas and/or whitespace). */
