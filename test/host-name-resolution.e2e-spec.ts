@@ -177,7 +177,8 @@ describe.each(TEST_DATABASE_KINDS)('saving and delivering to host names through 
   });
 
   it('still refuses a name that resolves to a private address, and accepts a name that does not exist', async () => {
-    await save(107, 'https://private.ok.test/hook').expect(400);
+    const refused = await save(107, 'https://private.ok.test/hook').expect(400);
+    expect(refused.body.message).toBe('webhookUrl must not resolve to an address that is not public');
     await save(107, 'https://missing.ok.test/hook').expect(200);
   });
 

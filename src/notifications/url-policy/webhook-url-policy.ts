@@ -23,6 +23,12 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 // The WHATWG parser silently strips or percent-encodes these, so the stored URL would differ from what was typed.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\u0000-\u0020\u007f]/;
+/**
+ * A name's refused answer is not described: which range a name resolves to is the internal DNS's business (a URL typed
+ * as an IP literal is, as it was typed). Shown in the 400 of a save and in the delivery log of a blocked attempt.
+ */
+const RESOLVES_TO_NON_PUBLIC = 'must not resolve to an address that is not public';
+
 /** The deadline of a connect-time lookup when none is given: the attempt's (spec 6.3). */
 const DEFAULT_CONNECT_LOOKUP_MS = 5000;
 
@@ -117,7 +123,7 @@ export class WebhookUrlPolicy {
     }
     for (const answer of answers) {
       const refusal = this.refusalFor(answer);
-      if (refusal !== null) throw new UnsafeWebhookUrlError(`must not resolve to ${refusal}`);
+      if (refusal !== null) throw new UnsafeWebhookUrlError(RESOLVES_TO_NON_PUBLIC);
     }
     return url;
   }
@@ -159,7 +165,7 @@ export class WebhookUrlPolicy {
     for (const answer of answers) {
       const refusal = this.refusalFor(answer);
       if (refusal !== null) {
-        throw new WebhookAddressBlockedError(`must ${fixed ? 'not target' : 'not resolve to'} ${refusal}`, hostname);
+        throw new WebhookAddressBlockedError(fixed ? `must not target ${refusal}` : RESOLVES_TO_NON_PUBLIC, hostname);
       }
     }
     const family = familyNumber(options.family);
