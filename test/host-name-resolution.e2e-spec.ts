@@ -7,9 +7,9 @@ import { TestDnsServer } from './support/test-dns-server';
 
 // Webhook host names go through c-ares with a deadline, a cache and caps (issue 36, section 1), tested against a DNS
 // server of the test's own on loopback: it answers `ok.test`, and never answers anything under `slow.test`.
-const SAVE_TIMEOUT_MS = 1000;
+const SAVE_TIMEOUT_MS = 2000;
 /** What the machine may add to a deadline (2 shared cores, a database round trip): generous, but far below "no answer". */
-const SLACK_MS = 1500;
+const SLACK_MS = 2000;
 const PER_USER = 2;
 const ATTEMPT_TIMEOUT_MS = 1500;
 
@@ -30,7 +30,7 @@ describe('DnsHostResolver against a DNS server on loopback', () => {
   });
   afterAll(() => dns.close());
 
-  const aQueries = (name: string) => dns.queriesFor(name).filter((query) => query.type === 'A').length;
+  const aQueries = (name: string) => dns.questionsFor(name, 'A');
 
   it('answers A and AAAA, one family alone, and "not found" for an unknown name', async () => {
     const resolver = new DnsHostResolver({ servers: [dns.address] });
@@ -137,7 +137,7 @@ describe.each(TEST_DATABASE_KINDS)('saving and delivering to host names through 
   it('answers a save of a name whose DNS never answers with a 400 naming webhookUrl, within the deadline', async () => {
     const { result, ms } = await timed(() => save(101, 'https://r0.slow.test/hook'));
     expect(result.status).toBe(400);
-    expect(result.body.message).toMatch(/^webhookUrl must have a host name that resolves within 1 s/);
+    expect(result.body.message).toMatch(/^webhookUrl must have a host name that resolves within 2 s/);
     expect(result.body.errors).toEqual([{ field: 'webhookUrl', message: expect.stringContaining('no DNS answer in time') }]);
     expect(ms).toBeGreaterThanOrEqual(SAVE_TIMEOUT_MS - 10);
     expect(ms).toBeLessThan(SAVE_TIMEOUT_MS + SLACK_MS);
@@ -162,10 +162,10 @@ describe.each(TEST_DATABASE_KINDS)('saving and delivering to host names through 
   });
 
   it('shares a lookup in flight between users, and reuses the answer within its TTL, asking again after it', async () => {
-    const before = dns.queriesFor('shared.ok.test').filter((query) => query.type === 'A').length;
+    const before = dns.questionsFor('shared.ok.test', 'A');
     const [first, second] = await Promise.all([save(104, 'https://shared.ok.test/a'), save(105, 'https://shared.ok.test/b')]);
     expect([first.status, second.status]).toEqual([200, 200]);
-    const aQueries = () => dns.queriesFor('shared.ok.test').filter((query) => query.type === 'A').length - before;
+    const aQueries = () => dns.questionsFor('shared.ok.test', 'A') - before;
     expect(aQueries()).toBe(1);
 
     t.advance(29_000);

@@ -12,6 +12,8 @@ export interface TestDnsRecord {
 
 /** One question the server received. */
 export interface TestDnsQuery {
+  /** The message id: a resolver's retransmission of a question repeats it. */
+  readonly id: number;
   readonly name: string;
   readonly type: 'A' | 'AAAA' | number;
   readonly at: number;
@@ -70,6 +72,11 @@ export class TestDnsServer {
     return this.queries.filter((query) => query.name === name.toLowerCase());
   }
 
+  /** How many distinct `type` questions for `name` arrived, retransmissions counted once. */
+  questionsFor(name: string, type: 'A' | 'AAAA'): number {
+    return new Set(this.queriesFor(name).flatMap((query) => (query.type === type ? [query.id] : []))).size;
+  }
+
   close(): Promise<void> {
     this.closed = true;
     return new Promise((resolve) => this.socket.close(() => resolve()));
@@ -79,7 +86,7 @@ export class TestDnsServer {
     const question = parseQuestion(message);
     if (question === null) return;
     const { id, flags, name, type, questionEnd } = question;
-    this.queries.push({ name, type: type === TYPE_A ? 'A' : type === TYPE_AAAA ? 'AAAA' : type, at: Date.now() });
+    this.queries.push({ id, name, type: type === TYPE_A ? 'A' : type === TYPE_AAAA ? 'AAAA' : type, at: Date.now() });
     if (this.blackHoledZones.some((zone) => name === zone || name.endsWith(`.${zone}`))) return;
     const record = this.records.get(name);
     const addresses = record === undefined ? [] : ((type === TYPE_A ? record.a : type === TYPE_AAAA ? record.aaaa : []) ?? []);

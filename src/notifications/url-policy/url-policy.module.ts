@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Clock } from '../clock/clock';
 import { ClockModule } from '../clock/clock.module';
-import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../delivery/http/webhook-sender';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { WebhookUrlPolicy } from './webhook-url-policy';
@@ -17,8 +16,8 @@ import { WebhookUrlPolicy } from './webhook-url-policy';
           resolver,
           allowedCidrs,
           hostResolution,
-          // A connect-time lookup ends with the attempt it belongs to.
-          connectLookupTimeoutMs: delivery?.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+          // A connect-time lookup ends with the attempt it belongs to (the policy's default is the spec's 5 s, as the sender's).
+          connectLookupTimeoutMs: delivery?.timeoutMs,
           now: () => clock.now(),
         }),
     },
