@@ -21,7 +21,7 @@ export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-se
 export { NotificationPreferences } from './notifications/preferences/notification-preferences.service';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export { parseUserId } from './notifications/auth/user-id';
-export type { HostResolver } from './notifications/url-policy/webhook-url-policy';
+export type { HostResolutionOptions, HostResolver } from './notifications/url-policy/webhook-url-policy';
 export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher.service';
 export { QueryRunnerTransactionStillOpenError } from './notifications/common/database/serial-transactions';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';

@@ -12,6 +12,7 @@ const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'first-run-test-jwt-secret-0123456789abcdef',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
+  METRICS_TOKEN: 'first-run-test-metrics-token-0123456789abcdef',
 };
 
 function databaseUrl(name: string, port?: number): string {

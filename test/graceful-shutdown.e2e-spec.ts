@@ -28,6 +28,7 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
       JWT_SECRET,
       SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
       INTERNAL_API_TOKEN: INTERNAL_TOKEN,
+      METRICS_TOKEN: 'graceful-shutdown-metrics-token-0123456789ab',
       WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
       WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk', // the receiver is on loopback
       WEBHOOK_EXTRA_CA_FILE: join(dir, 'receiver-ca.pem'),

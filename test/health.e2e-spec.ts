@@ -36,6 +36,19 @@ describe.each(TEST_DATABASE_KINDS)('health probes on $name', (kind) => {
     await t.http().get('/health/live').expect(200);
   });
 
+  it('says only "database unavailable" when the database refuses, never the driver error', async () => {
+    t = await startTestApp(kind);
+    const dataSource = t.app.get(DataSource);
+    // What a MySQL driver says to a refused connection: internal addresses and the database user.
+    const driverError = "Access denied for user 'notifications'@'10.20.30.40' (using password: YES)";
+    const query = dataSource.query.bind(dataSource);
+    dataSource.query = ((sql: string, ...rest: unknown[]) =>
+      /^SELECT 1/.test(sql) ? Promise.reject(new Error(driverError)) : query(sql, ...(rest as []))) as typeof dataSource.query;
+    const ready = await t.http().get('/health/ready').expect(503);
+    expect(ready.body.error.database).toEqual({ status: 'down', message: 'database unavailable' });
+    expect(JSON.stringify(ready.body)).not.toMatch(/notifications'|10\.20\.30\.40|Access denied/);
+  });
+
   it('turns ready to 503 as soon as shutdown begins, and keeps serving for the configured delay', async () => {
     t = await startTestApp(kind, {}, { config: { shutdownReadinessDelayMs: 2000 } });
     await t.http().get('/health/ready').expect(200);

@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { register as globalRegister, Registry } from 'prom-client';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS, NotificationsMetrics, NotificationsModule } from '../src';
+import { QUEUE_DEPTH_INTERVAL_MS } from '../src/notifications/metrics/notifications-metrics.service';
 import { databaseOptions } from '../src/database/database-options';
 import { parsePrometheusText } from './support/prometheus-text';
 import { startTestApp } from './support/test-app';
@@ -29,6 +30,7 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
   });
 
   const scrape = async () => {
+    t.advance(QUEUE_DEPTH_INTERVAL_MS); // each scrape here wants a fresh count of the queue, not the last one
     const response = await t.http().get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
     const samples = parsePrometheusText(response.text);
     return (series: string) => {

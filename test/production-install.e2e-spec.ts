@@ -10,6 +10,7 @@ const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'production-install-jwt-secret-0123456789abcdef',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
+  METRICS_TOKEN: 'production-install-metrics-token-0123456789ab',
 };
 
 function run(command: string, args: string[], cwd: string, env: Record<string, string> = {}): string {

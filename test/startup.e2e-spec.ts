@@ -10,6 +10,7 @@ const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'startup-test-jwt-secret-0123456789abcdef',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
+  METRICS_TOKEN: 'startup-test-metrics-token-0123456789abcdef',
 };
 
 describe('service start-up', () => {
@@ -41,6 +42,21 @@ describe('service start-up', () => {
         /^ {2}- WEBHOOK_ALLOWED_CIDRS lets webhooks reach non-public addresses .* WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION=/,
       ),
       '  - WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate (-----BEGIN CERTIFICATE-----)',
+    ]);
+  });
+
+  it('refuses to start in production without METRICS_TOKEN, in one line saying how to opt out', () => {
+    const { METRICS_TOKEN: _token, ...withoutToken } = PRODUCTION;
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+      cwd: join(__dirname, '..'),
+      env: { PATH: process.env.PATH, ...withoutToken, DB_PATH: ':memory:' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'Invalid configuration:',
+      '  - METRICS_TOKEN is required when NODE_ENV=production (or set METRICS_OPEN_IN_PRODUCTION=i-understand-metrics-are-open if /metrics is unreachable from outside)',
     ]);
   });
 

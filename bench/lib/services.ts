@@ -40,6 +40,8 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',
     // The receivers are on loopback: production mode refuses a private allow-list without this override.
     WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION: 'i-understand-the-ssrf-risk',
+    // The scenarios read /metrics over loopback, unauthenticated.
+    METRICS_OPEN_IN_PRODUCTION: 'i-understand-metrics-are-open',
     WEBHOOK_EXTRA_CA_FILE: input.caFile,
     ...input.database,
     ...optional('DELIVERY_CONCURRENCY', tuning.concurrency),

@@ -13,7 +13,13 @@ import {
   PROCESS_ROLES,
   type ProcessRole,
 } from '../index';
-import { ALLOW_PRIVATE_IN_PRODUCTION, allowedCidrsProblem, readExtraCaFile } from './webhook-trust';
+import {
+  ALLOW_PRIVATE_IN_PRODUCTION,
+  allowedCidrsProblem,
+  METRICS_OPEN_IN_PRODUCTION,
+  readExtraCaFile,
+  webhookDnsServersProblem,
+} from './webhook-trust';
 
 export enum NodeEnv {
   development = 'development',
@@ -130,6 +136,14 @@ export class EnvironmentVariables {
   @IsString()
   WEBHOOK_EXTRA_CA_FILE?: string;
 
+  @IsOptional()
+  @IsString()
+  WEBHOOK_DNS_SERVERS?: string;
+
+  @IsOptional()
+  @WholeNumber(100, 10_000)
+  WEBHOOK_DNS_SAVE_TIMEOUT_MS?: number;
+
   @IsUrl({ protocols: ['https', 'http'], require_tld: false }, { message: 'SERVICE_SITE must be an http(s) URL' })
   SERVICE_SITE = 'https://funding.example.com';
 
@@ -152,6 +166,12 @@ export class EnvironmentVariables {
   @IsOptional()
   @MinLength(32, { message: 'METRICS_TOKEN must be at least 32 characters' })
   METRICS_TOKEN?: string;
+
+  @IsOptional()
+  @Equals(METRICS_OPEN_IN_PRODUCTION.value, {
+    message: `${METRICS_OPEN_IN_PRODUCTION.variable} must be unset or exactly "${METRICS_OPEN_IN_PRODUCTION.value}"`,
+  })
+  METRICS_OPEN_IN_PRODUCTION?: string;
 
   @WholeNumber(0, 60_000)
   SHUTDOWN_READINESS_DELAY_MS = 0;
@@ -228,6 +248,8 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
       problems.push((error as Error).message);
     }
   }
+  const dnsServersProblem = webhookDnsServersProblem(variables.WEBHOOK_DNS_SERVERS);
+  if (dnsServersProblem !== null) problems.push(dnsServersProblem);
   if (isMySqlFamily(variables.DB_TYPE) && !variables.DATABASE_URL)
     problems.push(`DATABASE_URL is required when DB_TYPE=${variables.DB_TYPE}`);
   // A lease that ends before the attempt's deadline would let another instance send the same attempt again.
@@ -241,6 +263,12 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   if (variables.NODE_ENV === NodeEnv.production) {
     if (!variables.JWT_SECRET) problems.push('JWT_SECRET is required when NODE_ENV=production');
     if (!variables.SECRETS_ENCRYPTION_KEY) problems.push('SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production');
+    // Anyone who reaches an open /metrics reads the service's internals and makes it count its queue.
+    if (!variables.METRICS_TOKEN && variables.METRICS_OPEN_IN_PRODUCTION !== METRICS_OPEN_IN_PRODUCTION.value) {
+      problems.push(
+        `METRICS_TOKEN is required when NODE_ENV=production (or set ${METRICS_OPEN_IN_PRODUCTION.variable}=${METRICS_OPEN_IN_PRODUCTION.value} if /metrics is unreachable from outside)`,
+      );
+    }
   }
   if (problems.length > 0) throw new Error(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   return variables;

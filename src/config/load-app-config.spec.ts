@@ -57,6 +57,14 @@ describe('loadAppConfig', () => {
     ],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY },
+      'METRICS_TOKEN is required when NODE_ENV=production (or set METRICS_OPEN_IN_PRODUCTION=i-understand-metrics-are-open if /metrics is unreachable from outside)',
+    ],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY, METRICS_OPEN_IN_PRODUCTION: 'yes' },
+      'METRICS_OPEN_IN_PRODUCTION must be unset or exactly "i-understand-metrics-are-open"',
+    ],
   ])('refuses %j naming %s', (env, variable) => {
     expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), ...env })).toThrow(variable);
   });
@@ -71,6 +79,7 @@ describe('loadAppConfig', () => {
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
       JWT_MAX_LIFETIME_SECONDS: '3600',
       SERVICE_SITE: 'https://lend.example.org',
+      METRICS_TOKEN: 'm'.repeat(32),
     });
     expect(config.port).toBe(8080);
     expect(config.notifications.serviceSite).toBe('https://lend.example.org');
@@ -118,6 +127,31 @@ describe('loadAppConfig', () => {
     });
   });
 
+  it('reads the DNS servers and save deadline of webhook host names, the system resolver and 2 s by default', () => {
+    const env = { DB_PATH: join(dataDir(), 'db.sqlite') };
+    expect(loadAppConfig(env).notifications.hostResolution).toEqual({ servers: [], saveTimeoutMs: undefined });
+    const config = loadAppConfig({
+      ...env,
+      WEBHOOK_DNS_SERVERS: '10.0.0.2, 127.0.0.1:5353 [2001:db8::1]:53',
+      WEBHOOK_DNS_SAVE_TIMEOUT_MS: '1500',
+    });
+    expect(config.notifications.hostResolution).toEqual({
+      servers: ['10.0.0.2', '127.0.0.1:5353', '[2001:db8::1]:53'],
+      saveTimeoutMs: 1500,
+    });
+  });
+
+  it('starts in production without METRICS_TOKEN only when METRICS_OPEN_IN_PRODUCTION opts out', () => {
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'j'.repeat(32),
+      SECRETS_ENCRYPTION_KEY: KEY,
+      DB_PATH: join(dataDir(), 'db.sqlite'),
+    };
+    expect(loadAppConfig({ ...production, METRICS_OPEN_IN_PRODUCTION: 'i-understand-metrics-are-open' }).metricsToken).toBeUndefined();
+    expect(loadAppConfig({ ...production, METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
+  });
+
   it('reads PROCESS_ROLE, all by default', () => {
     expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite') }).notifications.role).toBe('all');
     expect(loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), PROCESS_ROLE: 'worker' }).notifications.role).toBe('worker');
@@ -145,6 +179,8 @@ describe('loadAppConfig', () => {
       ['WEBHOOK_ALLOWED_CIDRS', '127.0.0.0/8, 10/8', 'WEBHOOK_ALLOWED_CIDRS must list IP ranges, not host names: Invalid CIDR "10/8"'],
       ['WEBHOOK_EXTRA_CA_FILE', '/etc/hostname', 'WEBHOOK_EXTRA_CA_FILE (/etc/hostname) holds no PEM certificate'],
       ['WEBHOOK_EXTRA_CA_FILE', '/nonexistent/ca.pem', 'WEBHOOK_EXTRA_CA_FILE (/nonexistent/ca.pem) cannot be read: ENOENT'],
+      ['WEBHOOK_DNS_SERVERS', '1.1.1.1, dns.example', 'WEBHOOK_DNS_SERVERS must list DNS server addresses'],
+      ['WEBHOOK_DNS_SAVE_TIMEOUT_MS', '50', 'WEBHOOK_DNS_SAVE_TIMEOUT_MS must be an integer from 100 to 10000'],
       ['JWT_ALLOW_TOKENS_WITHOUT_EXPIRY', 'yes', 'JWT_ALLOW_TOKENS_WITHOUT_EXPIRY must be true or false'],
       ['PROCESS_ROLE', 'scheduler', 'PROCESS_ROLE must be one of api, worker, all'],
       ['INTERNAL_API_TOKEN', 'x'.repeat(31), 'INTERNAL_API_TOKEN'],
@@ -178,7 +214,7 @@ describe('loadAppConfig', () => {
   });
 
   describe('webhook allow-list in production', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY };
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY, METRICS_TOKEN: 'm'.repeat(32) };
 
     it.each([
       ['0.0.0.0/0', 'an unspecified ("this network") address (0.0.0.0/8)'],

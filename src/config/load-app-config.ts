@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import type { EncryptionKey, NotificationsModuleOptions } from '../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
-import { type ExtraCaFile, readExtraCaFile, splitCidrs } from './webhook-trust';
+import { type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
 
 /** Timeouts and pool limits of MySQL/MariaDB (DB_* variables); absent fields take the defaults of `databaseOptions`. */
 export interface MysqlTuning {
@@ -77,6 +77,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       internalApiToken: variables.INTERNAL_API_TOKEN,
       allowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
       extraCaPem: extraCa?.pem,
+      hostResolution: { servers: splitDnsServers(variables.WEBHOOK_DNS_SERVERS), saveTimeoutMs: variables.WEBHOOK_DNS_SAVE_TIMEOUT_MS },
       rateLimits: {
         settings: { limit: variables.RATE_LIMIT_SETTINGS_PER_MINUTE, ttlMs: 60_000 },
         testSend: { limit: variables.RATE_LIMIT_TEST_SEND_PER_MINUTE, ttlMs: 60_000 },

@@ -1,4 +1,5 @@
 import { X509Certificate } from 'node:crypto';
+import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
 import { parseCidrList } from '../index';
 
@@ -6,6 +7,12 @@ import { parseCidrList } from '../index';
 export const ALLOW_PRIVATE_IN_PRODUCTION = {
   variable: 'WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION',
   value: 'i-understand-the-ssrf-risk',
+} as const;
+
+/** The variable that lets a production service serve /metrics without a token, and its only accepted value. */
+export const METRICS_OPEN_IN_PRODUCTION = {
+  variable: 'METRICS_OPEN_IN_PRODUCTION',
+  value: 'i-understand-metrics-are-open',
 } as const;
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g;
@@ -34,6 +41,22 @@ export function allowedCidrsProblem(value: string | undefined, production: boole
     `WEBHOOK_ALLOWED_CIDRS lets webhooks reach non-public addresses (${overlaps.join('; ')}), which is refused when ` +
     `NODE_ENV=production (SSRF): unset it, or set ${ALLOW_PRIVATE_IN_PRODUCTION.variable}=${ALLOW_PRIVATE_IN_PRODUCTION.value}`
   );
+}
+
+/** `WEBHOOK_DNS_SERVERS` as a list of servers (commas and/or whitespace). */
+export function splitDnsServers(value: string | undefined): string[] {
+  return splitCidrs(value);
+}
+
+/** What is wrong with `WEBHOOK_DNS_SERVERS` (each `ip`, `ip:port` or `[ipv6]:port`), as one line naming it, or null. */
+export function webhookDnsServersProblem(value: string | undefined): string | null {
+  const servers = splitDnsServers(value);
+  try {
+    if (servers.length > 0) new Resolver().setServers(servers);
+    return null;
+  } catch {
+    return `WEBHOOK_DNS_SERVERS must list DNS server addresses (1.1.1.1, 10.0.0.2:5353, [2001:db8::1]:53), comma-separated: got "${value}"`;
+  }
 }
 
 /** The extra CA file, read and checked: every PEM block in it must be a certificate. */

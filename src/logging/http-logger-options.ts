@@ -5,8 +5,10 @@ import type { LogLevel } from '../config/environment-variables';
 import { REDACTED_PATHS, redactHeaders, redactQuery, redactUrl } from './redacted-paths';
 import { requestId } from './request-id';
 
-// Probes and scrapes arrive every few seconds; a line each would drown the requests that matter.
-const QUIET_PATHS = /^\/(health|metrics)(\/|\?|$)/;
+// Probes and scrapes arrive every few seconds; a line each would drown the requests that matter. A refused scrape
+// (wrong metrics token, 401 or 429) is logged like any other 4xx, as wrong internal tokens are.
+const QUIET_PATHS = /^\/health(\/|\?|$)/;
+const METRICS_PATH = /^\/metrics(\/|\?|$)/;
 
 /** pino-http options of the standalone service: one JSON line per request, carrying its request id. */
 export function httpLoggerOptions(level: LogLevel): Options {
@@ -20,8 +22,14 @@ export function httpLoggerOptions(level: LogLevel): Options {
     // Logs written while handling a request carry its `reqId`, not a copy of the whole request.
     quietReqLogger: true,
     autoLogging: { ignore: (request: IncomingMessage) => QUIET_PATHS.test(request.url ?? '') },
-    customLogLevel: (_request: IncomingMessage, response: ServerResponse, error?: Error) =>
-      error || response.statusCode >= 500 ? 'error' : response.statusCode >= 400 ? 'warn' : 'info',
+    customLogLevel: (request: IncomingMessage, response: ServerResponse, error?: Error) =>
+      error || response.statusCode >= 500
+        ? 'error'
+        : response.statusCode >= 400
+          ? 'warn'
+          : METRICS_PATH.test(request.url ?? '')
+            ? 'silent'
+            : 'info',
   };
 }
 

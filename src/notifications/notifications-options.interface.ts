@@ -4,7 +4,7 @@ import type { Clock } from './clock/clock';
 import type { ClaimMode } from './delivery/engine/claim-mode';
 import type { ProcessRole } from './process-role';
 import type { RateLimitOptions } from './rate-limit/rate-limit-options';
-import type { HostResolver } from './url-policy/webhook-url-policy';
+import type { HostResolutionOptions, HostResolver } from './url-policy/webhook-url-policy';
 
 /** Resolves the authenticated user of a settings request; `undefined` answers 401. */
 export type UserIdResolver = (request: Request) => number | undefined | Promise<number | undefined>;
@@ -39,8 +39,16 @@ export interface NotificationsModuleOptions {
   readonly resolveUserId?: UserIdResolver;
   /** Encryption keys for signing secrets. The first one encrypts new secrets; all of them decrypt. */
   readonly encryptionKeys: readonly EncryptionKey[];
-  /** Resolves webhook host names (default: the system resolver). Tests inject their own. */
+  /**
+   * Resolves webhook host names instead of the DNS (tests inject their own). It is called under the same deadlines as
+   * the DNS (`hostResolution.saveTimeoutMs` when saving, the attempt's when connecting), without cache or limits.
+   */
   readonly resolver?: HostResolver;
+  /**
+   * The default resolver (c-ares, A and AAAA; not /etc/hosts): servers, the save-time deadline (2 s), the cache and the
+   * caps on lookups in flight. Ignored when `resolver` is given.
+   */
+  readonly hostResolution?: HostResolutionOptions;
   /**
    * CIDR ranges that webhook URLs may reach although they are not public (e.g. `127.0.0.0/8` for a
    * test receiver on loopback). Empty by default; never set it in production.

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
+import { Clock } from '../clock/clock';
 import { DeliveryEvents } from '../delivery/delivery-events.service';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
@@ -13,6 +14,13 @@ const FINAL_STATES = [DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryS
 const QUEUE_STATES = ['due', 'in_flight', 'failed'] as const;
 /** A gauge reads at most this many rows per state; it saturates there, far above any alert threshold. */
 export const QUEUE_DEPTH_CAP = 100_000;
+/**
+ * The queue depth is counted at most once in this long (on the module's clock), whatever the scrape rate: scrapes within
+ * it, and scrapes while a count runs, share one count. Far below Prometheus's usual 15–60 s scrape interval.
+ */
+export const QUEUE_DEPTH_INTERVAL_MS = 5000;
+
+type QueueDepthValues = Record<(typeof QUEUE_STATES)[number], number>;
 // Attempts end by the 5 s deadline; timed-out ones land just above 5, in the 6 s bucket.
 const ATTEMPT_SECONDS_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 4, 5, 6];
 const TICK_SECONDS_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
@@ -45,11 +53,15 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   readonly registry: Registry;
   private readonly logger = new Logger(NotificationsMetrics.name);
   private readonly subscriptions: Subscription[];
+  /** The last count, or null when it failed, and when it started (clock time). */
+  private lastDepth: { readonly startedAt: number; readonly values: QueueDepthValues | null } | undefined;
+  private countingDepth: Promise<QueueDepthValues | null> | undefined;
 
   constructor(
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
     events: DeliveryEvents,
     private readonly engine: OutboxEngine,
+    private readonly clock: Clock,
   ) {
     this.registry = options.metricsRegistry ?? new Registry();
     const registers = [this.registry];
@@ -81,7 +93,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
     const claimed = new Counter({ name: NAMES.claimed, help: 'Deliveries claimed by scheduler runs.', registers });
     const depth: Gauge<'state'> = new Gauge({
       name: NAMES.queueDepth,
-      help: `Deliveries due and waiting, in flight (leased by a worker) and FAILED, counted at scrape time (capped at ${QUEUE_DEPTH_CAP}).`,
+      help: `Deliveries due and waiting, in flight (leased by a worker) and FAILED, counted at most every ${QUEUE_DEPTH_INTERVAL_MS / 1000} s (capped at ${QUEUE_DEPTH_CAP}).`,
       labelNames: ['state'],
       registers,
       collect: () => this.collectQueueDepth(depth),
@@ -163,13 +175,33 @@ export class NotificationsMetrics implements OnApplicationShutdown {
 
   // A scrape must not fail because the database does: the gauge goes absent and the readiness check reports the database.
   private async collectQueueDepth(gauge: Gauge<'state'>): Promise<void> {
+    const values = await this.queueDepth();
     gauge.reset();
+    if (values !== null) for (const state of QUEUE_STATES) gauge.set({ state }, values[state]);
+  }
+
+  /**
+   * The queue depth counted at most once per {@link QUEUE_DEPTH_INTERVAL_MS}, failures included (a database that hangs
+   * is not asked again by every scrape): each count holds a pooled connection for its scans, and the pool is the
+   * publishers' and workers' too.
+   */
+  private queueDepth(): Promise<QueueDepthValues | null> {
+    const now = this.clock.now();
+    const last = this.lastDepth;
+    if (last !== undefined && now >= last.startedAt && now - last.startedAt < QUEUE_DEPTH_INTERVAL_MS) return Promise.resolve(last.values);
+    this.countingDepth ??= this.countQueueDepth(now).finally(() => (this.countingDepth = undefined));
+    return this.countingDepth;
+  }
+
+  private async countQueueDepth(startedAt: number): Promise<QueueDepthValues | null> {
+    let values: QueueDepthValues | null = null;
     try {
       const depth = await this.engine.queueDepth(QUEUE_DEPTH_CAP);
-      const values: Record<(typeof QUEUE_STATES)[number], number> = { due: depth.due, in_flight: depth.inFlight, failed: depth.failed };
-      for (const state of QUEUE_STATES) gauge.set({ state }, values[state]);
+      values = { due: depth.due, in_flight: depth.inFlight, failed: depth.failed };
     } catch (error) {
       this.logger.warn(`Queue depth not counted: ${(error as Error).message}`);
     }
+    this.lastDepth = { startedAt, values };
+    return values;
   }
 }

@@ -64,7 +64,7 @@ export class PreferencesService {
     if (!eventTypeDefinition(type).channels.includes(channel)) {
       throw InvalidFieldsException.of('channel', `${channel} is not offered for ${type}, which the service manages itself`);
     }
-    const webhookUrl = await this.acceptedWebhookUrl(input);
+    const webhookUrl = await this.acceptedWebhookUrl(userId, input);
     const key = { userId, type, channel };
     if (channel === WEBHOOK && enabled) return this.enableWebhook(key, webhookUrl!);
     const preference = await this.preferences.upsert(key, { enabled, webhookUrl });
@@ -195,7 +195,7 @@ export class PreferencesService {
     return this.secrets.preferenceIdsWithSecret(preferences.filter((p) => p.channel === WEBHOOK).map((p) => p.id));
   }
 
-  private async acceptedWebhookUrl({ channel, enabled, webhookUrl }: UpsertPreferenceDto): Promise<string | undefined> {
+  private async acceptedWebhookUrl(userId: number, { channel, enabled, webhookUrl }: UpsertPreferenceDto): Promise<string | undefined> {
     if (channel !== WEBHOOK) {
       if (webhookUrl != null) throw InvalidFieldsException.of('webhookUrl', `is only accepted with channel ${WEBHOOK}`);
       return undefined;
@@ -206,7 +206,7 @@ export class PreferencesService {
     }
     try {
       // Stored and answered as validated: the WHATWG serialization (a lone surrogate becomes %EF%BF%BD, the host lowercase).
-      return (await this.urlPolicy.assertSafeToSave(webhookUrl)).href;
+      return (await this.urlPolicy.assertSafeToSave(webhookUrl, { userId })).href;
     } catch (error) {
       if (error instanceof UnsafeWebhookUrlError) throw InvalidFieldsException.of('webhookUrl', error.message);
       throw error;

@@ -35,6 +35,17 @@ describe('SecretCipher', () => {
     expect(() => cipher.open({ ...sealed, ciphertext: raw.toString('base64') }, 'p')).toThrow();
   });
 
+  it.each([4, 8, 12, 15])(
+    'refuses a record whose auth tag is cut to %i bytes (forging it would take 2^(8n) tries, not 2^128)',
+    (tagBytes) => {
+      const cipher = new SecretCipher([key('k1')]);
+      // An empty plaintext leaves iv ‖ tag: cut the tag and nothing else changes, so only its length can refuse it.
+      const raw = Buffer.from(cipher.seal('', 'p').ciphertext, 'base64');
+      const truncated = { keyId: 'k1', ciphertext: raw.subarray(0, 12 + tagBytes).toString('base64') };
+      expect(() => cipher.open(truncated, 'p')).toThrow();
+    },
+  );
+
   it('seals with the first key and still opens records of older keys', () => {
     const oldKey = key('old');
     const sealedWithOld = new SecretCipher([oldKey]).seal(secret, 'p');

@@ -1,10 +1,21 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
+import { positiveInteger } from '../common/values/positive-integer';
 import { CidrList, describeNonGlobalAddress, parseCidrList } from './address-policy';
-import { type HostResolver, isUnresolvableError, systemResolver } from './host-resolver';
+import {
+  DEFAULT_HOST_RESOLUTION,
+  DnsHostResolver,
+  fixedAddressesOf,
+  type HostResolutionOptions,
+  type HostResolver,
+  isNoAnswerError,
+  isNoSuchNameError,
+  type LookupContext,
+  withDeadline,
+} from './host-resolver';
 import { UnsafeWebhookUrlError, WebhookAddressBlockedError } from './unsafe-webhook-url.error';
 
-export { type HostResolver, systemResolver } from './host-resolver';
+export { type HostResolutionOptions, type HostResolver } from './host-resolver';
 export { UnsafeWebhookUrlError, WEBHOOK_BLOCKED_CODE, WebhookAddressBlockedError } from './unsafe-webhook-url.error';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -12,14 +23,29 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048;
 // The WHATWG parser silently strips or percent-encodes these, so the stored URL would differ from what was typed.
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const WHITESPACE_OR_CONTROL = /[\u0000-\u0020\u007f]/;
-const LOCALHOST = /(^|\.)localhost\.*$/i;
-const LOOPBACK_ADDRESSES: readonly string[] = ['127.0.0.1', '::1'];
+/**
+ * A name's refused answer is not described: which range a name resolves to is the internal DNS's business (a URL typed
+ * as an IP literal is, as it was typed). Shown in the 400 of a save and in the delivery log of a blocked attempt.
+ */
+const RESOLVES_TO_NON_PUBLIC = 'must not resolve to an address that is not public';
+
+/** The deadline of a connect-time lookup when none is given: the attempt's (spec 6.3). */
+const DEFAULT_CONNECT_LOOKUP_MS = 5000;
 
 export interface WebhookUrlPolicyOptions {
+  /** A host app's own resolver, called instead of the DNS (under the same deadlines, without cache or limits). */
   resolver?: HostResolver;
   /** Addresses inside these ranges are accepted even when not global; meant for tests reaching a loopback receiver. */
   allowedCidrs?: readonly string[] | CidrList;
+  /** Servers, deadline, cache and limits of the default (c-ares) resolver. */
+  hostResolution?: HostResolutionOptions;
+  /** Deadline of a connect-time lookup, in ms: the attempt's own (default 5000). */
+  connectLookupTimeoutMs?: number;
+  /** Time source of the answer cache (default Date.now). */
+  now?: () => number;
 }
+
+type Lookup = (hostname: string, context: LookupContext) => Promise<string[]>;
 
 /**
  * Which webhook URLs may be saved and which addresses may be connected to (SSRF): https only, no credentials, and only
@@ -27,13 +53,20 @@ export interface WebhookUrlPolicyOptions {
  * right before each connection.
  */
 export class WebhookUrlPolicy {
-  private readonly resolver: HostResolver;
+  private readonly lookup: Lookup;
   private readonly allowedCidrs: CidrList;
+  private readonly saveTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
 
   constructor(options: WebhookUrlPolicyOptions = {}) {
-    const { resolver = systemResolver, allowedCidrs = [] } = options;
-    this.resolver = resolver;
+    const { resolver, allowedCidrs = [], hostResolution = {} } = options;
+    this.lookup = resolver ? injectedLookup(resolver) : dnsLookup(new DnsHostResolver(hostResolution, options.now));
     this.allowedCidrs = allowedCidrs instanceof CidrList ? allowedCidrs : parseCidrList(allowedCidrs);
+    this.saveTimeoutMs = positiveInteger(
+      'hostResolution.saveTimeoutMs',
+      hostResolution.saveTimeoutMs ?? DEFAULT_HOST_RESOLUTION.saveTimeoutMs,
+    );
+    this.connectTimeoutMs = options.connectLookupTimeoutMs ?? DEFAULT_CONNECT_LOOKUP_MS;
   }
 
   /** Static checks only (no DNS). Returns the parsed URL or throws UnsafeWebhookUrlError. */
@@ -65,22 +98,32 @@ export class WebhookUrlPolicy {
   }
 
   /**
-   * Save-time check: checkSyntax, then every address the host name resolves to must be allowed. A name that does not
-   * resolve is accepted: it may be created later, and the connect-time lookup checks it again anyway.
+   * Save-time check: checkSyntax, then every address the host name resolves to must be allowed. A name the DNS says
+   * does not exist (or has no address) is accepted: it may be created later, and the connect-time lookup checks it
+   * again anyway. A name the DNS does not answer for within `saveTimeoutMs` (or answers with a failure) is refused,
+   * as is a save while the user already has `maxInFlightPerUser` lookups in flight: the caller hears it at once.
    */
-  async assertSafeToSave(rawUrl: string): Promise<URL> {
+  async assertSafeToSave(rawUrl: string, context: { userId?: number } = {}): Promise<URL> {
     const url = this.checkSyntax(rawUrl);
     if (fixedAddressesOf(url.hostname) !== null) return url;
     let answers: string[];
     try {
-      answers = await this.resolver(url.hostname);
+      answers = await this.lookup(url.hostname, { deadlineMs: this.saveTimeoutMs, userId: context.userId });
     } catch (error) {
-      if (isUnresolvableError(error)) return url;
+      if (isNoSuchNameError(error)) return url;
+      if ((error as NodeJS.ErrnoException).code === 'ELOOKUPBUSY') {
+        throw new UnsafeWebhookUrlError('could not be checked now: too many of your host name lookups are in flight; try again shortly');
+      }
+      if (isNoAnswerError(error)) {
+        throw new UnsafeWebhookUrlError(
+          `must have a host name that resolves within ${formatSeconds(this.saveTimeoutMs)} (no DNS answer in time); try again later`,
+        );
+      }
       throw error;
     }
     for (const answer of answers) {
       const refusal = this.refusalFor(answer);
-      if (refusal !== null) throw new UnsafeWebhookUrlError(`must not resolve to ${refusal}`);
+      if (refusal !== null) throw new UnsafeWebhookUrlError(RESOLVES_TO_NON_PUBLIC);
     }
     return url;
   }
@@ -118,11 +161,11 @@ export class WebhookUrlPolicy {
 
   private async lookupForConnect(hostname: string, options: LookupOptions): Promise<LookupAddress[]> {
     const fixed = fixedAddressesOf(hostname);
-    const answers = fixed ?? (await this.resolver(hostname));
+    const answers = fixed ?? (await this.lookup(hostname, { deadlineMs: this.connectTimeoutMs }));
     for (const answer of answers) {
       const refusal = this.refusalFor(answer);
       if (refusal !== null) {
-        throw new WebhookAddressBlockedError(`must ${fixed ? 'not target' : 'not resolve to'} ${refusal}`, hostname);
+        throw new WebhookAddressBlockedError(fixed ? `must not target ${refusal}` : RESOLVES_TO_NON_PUBLIC, hostname);
       }
     }
     const family = familyNumber(options.family);
@@ -141,11 +184,17 @@ export class WebhookUrlPolicy {
   }
 }
 
-/** IP literals and localhost name their addresses without DNS; null for a name that must be resolved. */
-function fixedAddressesOf(hostname: string): readonly string[] | null {
-  const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
-  if (isIP(host) !== 0) return [host];
-  return LOCALHOST.test(host) ? LOOPBACK_ADDRESSES : null;
+function dnsLookup(resolver: DnsHostResolver): Lookup {
+  return (hostname, context) => resolver.resolve(hostname, context);
+}
+
+/** A host app's resolver, as it answers, under the caller's deadline (its calls are not cancelled, only abandoned). */
+function injectedLookup(resolver: HostResolver): Lookup {
+  return (hostname, { deadlineMs }) => withDeadline(resolver(hostname), deadlineMs, hostname);
+}
+
+function formatSeconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 function familyNumber(family: LookupOptions['family']): number {

@@ -17,6 +17,7 @@ const TIMEOUT_CODES: ReadonlySet<string> = new Set([
   'UND_ERR_HEADERS_TIMEOUT',
   'UND_ERR_BODY_TIMEOUT',
   'ETIMEDOUT',
+  'ETIMEOUT', // c-ares: the host name lookup got no answer within the attempt's deadline
   'ERR_TLS_HANDSHAKE_TIMEOUT',
 ]);
 
@@ -52,6 +53,9 @@ const CONNECT_REASONS: Readonly<Record<string, string>> = {
   ENOTFOUND: 'host name not found',
   EAI_AGAIN: 'host name lookup failed temporarily',
   EAI_FAIL: 'host name lookup failed',
+  ENODATA: 'host name has no address',
+  ESERVFAIL: 'host name lookup failed (DNS server failure)',
+  EREFUSED: 'host name lookup refused by the DNS server',
   EHOSTUNREACH: 'host unreachable',
   ENETUNREACH: 'network unreachable',
   EADDRNOTAVAIL: 'address not available',

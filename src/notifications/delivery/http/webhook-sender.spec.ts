@@ -331,7 +331,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       expect(result).toMatchObject({
         outcome: 'blocked',
         statusCode: null,
-        error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',
+        error: 'blocked: must not resolve to an address that is not public',
       });
       expect(resolver.calls).toEqual([RECEIVER_HOSTNAME]);
       expect(receiver.connections).toBe(0);
@@ -347,7 +347,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
 
       expect(result).toMatchObject({
         outcome: 'blocked',
-        error: 'blocked: must not resolve to a loopback address (127.0.0.0/8)',
+        error: 'blocked: must not resolve to an address that is not public',
       });
       expect(resolver.calls).toEqual([RECEIVER_HOSTNAME, RECEIVER_HOSTNAME]);
       expect(receiver.connections).toBe(0);
