@@ -1,5 +1,6 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits]`: the
-// delivery benchmark of issue 4, the isolation scenario of issue 11, and whether the per-endpoint limits hold across instances.
+// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers]`:
+// the delivery benchmark of issue 4, the isolation scenario of issue 11, whether the per-endpoint limits hold across
+// instances, and our engine against pg-boss, BullMQ and a design floor on the same workload (issue 34).
 // Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -17,12 +18,23 @@ import { measureCeiling } from './scenarios/ceiling';
 import { endpointLimits } from './scenarios/endpoint-limits';
 import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
+import { peers } from './scenarios/peers';
 import { recovery } from './scenarios/recovery';
 import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
 
 /** The receiver's answer delay in the second scale-out series. */
 const SLOW_RECEIVER_MS = 50;
-const SCENARIOS = ['throughput', 'latency', 'backlog', 'scale-out', 'isolation', 'isolation-http', 'recovery', 'endpoint-limits'] as const;
+const SCENARIOS = [
+  'throughput',
+  'latency',
+  'backlog',
+  'scale-out',
+  'isolation',
+  'isolation-http',
+  'recovery',
+  'endpoint-limits',
+  'peers',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 const FULL: BenchSize = {
@@ -140,7 +152,7 @@ async function main(): Promise<void> {
       log(`throughput (internal HTTP): ${viaHttp.deliveriesPerSecond}/s`);
       ratios.push(viaPublisher.result, viaHttp);
       report.throughput = { publisherApi: viaPublisher.result, internalHttp: viaHttp };
-      report.profiles = { ...report.profiles, throughput: viaPublisher.profile };
+      if (viaPublisher.profile) report.profiles = { ...report.profiles, throughput: viaPublisher.profile };
     }
     if (only.has('latency')) {
       log(`latency: ${size.latencyRate} events/s for ${size.latencySeconds} s`);
@@ -207,6 +219,21 @@ async function main(): Promise<void> {
         report.endpointLimits = { skipped: 'several instances need a shared MySQL/MariaDB database (SKIP LOCKED claims)' };
       } else {
         report.endpointLimits = await endpointLimits(context, size.endpointLimits);
+      }
+    }
+    if (only.has('peers')) {
+      try {
+        const result = await peers(context, log);
+        log(`peers: ratios ${JSON.stringify(result.ratios)}`);
+        ratios.push(result.ours.publishMany, result.ours.internalHttp, result.pgBoss, result.bullmq, result.floor);
+        report.peers = result;
+      } catch (error) {
+        // What the scenario needs (PostgreSQL, Redis, MariaDB), in one line: the run fails, the other scenarios still ran.
+        const message = (error as Error).message;
+        if (!message.startsWith('peers needs')) throw error;
+        log(message);
+        context.failures.push(message);
+        report.peers = { failed: message };
       }
     }
     if (!quick) {
@@ -315,6 +342,7 @@ function targets(report: BenchReport): Record<string, Target> {
   }
   Object.assign(result, report.isolation?.targets, report.isolationHttp?.targets);
   if (report.endpointLimits && 'targets' in report.endpointLimits) Object.assign(result, report.endpointLimits.targets);
+  if (report.peers && 'targets' in report.peers) Object.assign(result, report.peers.targets);
   return result;
 }
 
