@@ -74,8 +74,11 @@ export async function postgresStore(): Promise<PeerStore> {
 /** The Redis server at {@link REDIS_URL}, for BullMQ (which keeps its keys under a prefix of the run's own, removed after). */
 export async function redisStore(): Promise<PeerStore> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined); // reported by connect()
-  await reachable(`Redis at ${REDIS_URL}`, 'start it or set BENCH_REDIS_URL (docs/benchmarks.md, "Peers")', () => redis.connect());
+  let socketError: Error | undefined; // connect() itself rejects with "Connection is closed."
+  redis.on('error', (error: Error) => (socketError = error));
+  await reachable(`Redis at ${REDIS_URL}`, 'start it or set BENCH_REDIS_URL (docs/benchmarks.md, "Peers")', () =>
+    redis.connect().catch((error: Error) => Promise.reject(socketError ?? error)),
+  );
   const [, save] = (await redis.config('GET', 'save')) as string[];
   const [, appendonly] = (await redis.config('GET', 'appendonly')) as string[];
   const [, appendfsync] = (await redis.config('GET', 'appendfsync')) as string[];
