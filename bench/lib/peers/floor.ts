@@ -22,7 +22,7 @@ const RECORD_CONCURRENCY = 2;
 const RECORD_LINGER_MS = 20;
 /** A retry's delay after a failed attempt (the engine's first step); none happens against the bench's receiver. */
 const RETRY_MS = 60_000;
-/** When nothing is due, how long senders wait before claiming again (a publish wakes them sooner). */
+/** When nothing is due, how long before the next claim (a publish claims at once). */
 const IDLE_POLL_MS = 50;
 
 interface Claim extends PeerJob {
@@ -53,14 +53,23 @@ servePeer(async (input, poster) => {
     woken = new Promise<void>((resolve) => (wake = resolve));
   };
 
+  /** After a claim found nothing due, none until then (or until a publish): senders finishing must not each ask again. */
+  let nothingDueUntil = 0;
+  /** A publish came while a claim ran: claim again even if that one found nothing. */
+  let publishedMeanwhile = false;
   /** Tops the local queue up to twice the senders' number with newly leased due deliveries. */
-  const refill = async () => {
-    if (claiming) return;
+  const refill = async (published = false) => {
+    if (published) publishedMeanwhile = true;
+    if (claiming || (!published && Date.now() < nothingDueUntil)) return;
     claiming = true;
     try {
       while (!closing && queue.length < input.concurrency) {
+        publishedMeanwhile = false;
         const claims = await claim(pool, 2 * input.concurrency - queue.length);
-        if (claims.length === 0) break;
+        if (claims.length === 0 && !publishedMeanwhile) {
+          nothingDueUntil = Date.now() + IDLE_POLL_MS;
+          break;
+        }
         queue.push(...claims);
         wakeAll();
       }
@@ -115,7 +124,7 @@ servePeer(async (input, poster) => {
   return {
     publish: async (jobs) => {
       await publish(pool, jobs);
-      void refill();
+      void refill(true);
     },
     outcome: async () => {
       const [rows] = await pool.query<RowDataPacket[]>('SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status');
