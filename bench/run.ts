@@ -1,5 +1,6 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits]`: the
-// delivery benchmark of issue 4, the isolation scenario of issue 11, and whether the per-endpoint limits hold across instances.
+// `npm run bench [-- --quick] [-- --only=throughput,latency,spread-latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers]`:
+// the delivery benchmark of issue 4, the isolation scenario of issue 11, whether the per-endpoint limits hold across
+// instances, and our engine against pg-boss, BullMQ and a design floor on the same workload (issue 34).
 // Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -17,6 +18,7 @@ import { measureCeiling } from './scenarios/ceiling';
 import { endpointLimits } from './scenarios/endpoint-limits';
 import { isolation } from './scenarios/isolation';
 import { latency } from './scenarios/latency';
+import { peers } from './scenarios/peers';
 import { recovery } from './scenarios/recovery';
 import { spreadLatency } from './scenarios/spread-latency';
 import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
@@ -33,6 +35,7 @@ const SCENARIOS = [
   'isolation-http',
   'recovery',
   'endpoint-limits',
+  'peers',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -151,7 +154,7 @@ async function main(): Promise<void> {
       log(`throughput (internal HTTP): ${viaHttp.deliveriesPerSecond}/s`);
       ratios.push(viaPublisher.result, viaHttp);
       report.throughput = { publisherApi: viaPublisher.result, internalHttp: viaHttp };
-      report.profiles = { ...report.profiles, throughput: viaPublisher.profile };
+      if (viaPublisher.profile) report.profiles = { ...report.profiles, throughput: viaPublisher.profile };
     }
     if (only.has('latency')) {
       log(`latency: ${size.latencyRate} events/s for ${size.latencySeconds} s`);
@@ -227,6 +230,21 @@ async function main(): Promise<void> {
         const result = await spreadLatency(context);
         log(`spread latency: publish to receiver ${JSON.stringify(result.publishToReceiverMs)}`);
         report.spreadLatency = result;
+      }
+    }
+    if (only.has('peers')) {
+      try {
+        const result = await peers(context, log);
+        log(`peers: ratios ${JSON.stringify(result.ratios)}`);
+        ratios.push(result.ours.publishMany, result.ours.internalHttp, result.pgBoss, result.bullmq, result.floor);
+        report.peers = result;
+      } catch (error) {
+        // What the scenario needs (PostgreSQL, Redis, MariaDB), in one line: the run fails, the other scenarios still ran.
+        const message = (error as Error).message;
+        if (!message.startsWith('peers needs')) throw error;
+        log(message);
+        context.failures.push(message);
+        report.peers = { failed: message };
       }
     }
     if (!quick) {
@@ -338,6 +356,7 @@ function targets(report: BenchReport): Record<string, Target> {
   const spread = report.spreadLatency && 'publishToReceiverMs' in report.spreadLatency ? report.spreadLatency : undefined;
   // A publish on an instance that does not own the user's partition waits for the owner's next look (every second).
   if (spread) result.spreadLatencyP99Within1sPoll = { p99: spread.publishToReceiverMs.p99, met: spread.publishToReceiverMs.p99 <= 1_100 };
+  if (report.peers && 'targets' in report.peers) Object.assign(result, report.peers.targets);
   return result;
 }
 

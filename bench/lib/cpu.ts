@@ -48,11 +48,16 @@ export function cpuMs(before: CpuSnapshot, after: CpuSnapshot): Record<string, n
 
 /** The database server's pid on this machine (MariaDB or MySQL), if it runs here. */
 export function databaseServerPids(): number[] {
+  return processPids(/^(mariadbd|mysqld)$/);
+}
+
+/** The pids of the processes whose name (`/proc/<pid>/comm`) matches, e.g. PostgreSQL's postmaster and its backends. */
+export function processPids(name: RegExp): number[] {
   return readdirSync('/proc')
     .filter((entry) => /^\d+$/.test(entry))
     .filter((pid) => {
       try {
-        return /^(mariadbd|mysqld)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+        return name.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
       } catch {
         return false;
       }

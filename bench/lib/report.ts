@@ -3,6 +3,7 @@ import type { CeilingResult } from '../scenarios/ceiling';
 import type { EndpointLimitsResult } from '../scenarios/endpoint-limits';
 import type { IsolationResult } from '../scenarios/isolation';
 import type { LatencyResult } from '../scenarios/latency';
+import type { PeersResult } from '../scenarios/peers';
 import type { RecoveryResult } from '../scenarios/recovery';
 import type { SpreadLatencyResult } from '../scenarios/spread-latency';
 import type { ThroughputResult } from '../scenarios/throughput';
@@ -35,6 +36,8 @@ export interface BenchReport {
   isolationHttp?: IsolationResult;
   /** Whether the per-endpoint cap and circuit breaker hold across three instances (or why it was skipped). */
   endpointLimits?: EndpointLimitsResult | { readonly skipped: string };
+  /** Our engine against pg-boss, BullMQ and the design floor on the throughput workload (or the one line it failed with). */
+  peers?: PeersResult | { readonly failed: string };
   profiles?: Record<string, ProfileSummary>;
   targets?: Record<string, Target>;
   failures?: string[];
