@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { Agent, type Dispatcher, request } from 'undici';
 import { MAX_USER_ID } from '../../src/notifications/auth/user-id';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import {
   BUILT_IN_NAMES,
   type JsonSchema,
@@ -14,8 +15,7 @@ import {
   RESERVED_KEYS,
 } from '../support/openapi-arbitraries';
 import { TEST_JWT_SECRET } from '../support/test-app';
-import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, type TestAppWithKit } from '../support/test-app-with-kit';
 import { SETTINGS } from '../support/settings-api';
 
 /*
@@ -312,8 +312,8 @@ describe('the generators and the checker agree on openapi.json', () => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('API properties from openapi.json on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('API properties from openapi.json on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { rateLimits: false });
   let agent: Agent;
   let origin: string;
   let ownIds: number[] = [];
@@ -321,7 +321,6 @@ describe.each(TEST_DATABASE_KINDS)('API properties from openapi.json on $name', 
   const outcomes = new Map<string, Map<string, number>>();
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { rateLimits: false });
     await t.app.listen(0, '127.0.0.1');
     origin = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     agent = new Agent({ keepAliveTimeout: 10_000 });
@@ -353,7 +352,6 @@ describe.each(TEST_DATABASE_KINDS)('API properties from openapi.json on $name', 
       }
     }
     await agent?.close();
-    await t?.close();
   });
 
   /** Everything a refused request must leave as it was, once the deliveries already started have been recorded. */

@@ -1,8 +1,8 @@
 import { JwtService, type JwtSignOptions } from '@nestjs/jwt';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp, TEST_JWT_SECRET } from '../support/test-app';
-import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const UNAUTHORIZED = { statusCode: 401, error: 'Unauthorized', message: 'A valid bearer token is required' };
@@ -12,13 +12,8 @@ const now = () => Math.floor(Date.now() / 1000);
 const signed = (claims: object, secret = TEST_JWT_SECRET, algorithm: 'HS256' | 'HS512' = 'HS256', options: JwtSignOptions = {}) =>
   new JwtService({ secret }).sign(claims, { algorithm, expiresIn: 60, ...options });
 
-describe.each(TEST_DATABASE_KINDS)('authentication edge cases on $name', (kind) => {
-  let t: TestAppWithKit;
-
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { rateLimits: false });
-  });
-  afterAll(() => t.close());
+describeEachDatabase('authentication edge cases on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { rateLimits: false });
 
   describe('user tokens on the settings API', () => {
     it.each([

@@ -1,5 +1,6 @@
 import { loadAppConfig } from '../../src/config/load-app-config';
-import { startTestApp, type TestApp } from '../support/test-app';
+import { appPerSuite } from '../support/each-database';
+import type { TestApp } from '../support/test-app';
 import { TEST_DATABASE_KINDS } from '../support/test-databases';
 import { SETTINGS } from '../support/settings-api';
 
@@ -16,11 +17,7 @@ describe('CORS', () => {
   const kind = TEST_DATABASE_KINDS[0]; // CORS is HTTP set-up only; the database does not matter
 
   describe('with CORS_ORIGINS set', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await startTestApp(kind, {}, { config: { corsOrigins: [ALLOWED, 'http://localhost:5173'] } });
-    });
-    afterAll(() => t.close());
+    const t = appPerSuite(kind, {}, { config: { corsOrigins: [ALLOWED, 'http://localhost:5173'] } });
 
     it('answers a preflight from an allowed origin, allowing Authorization and Content-Type', async () => {
       const response = await preflight(t, ALLOWED).expect(204);
@@ -49,11 +46,7 @@ describe('CORS', () => {
   });
 
   describe('by default', () => {
-    let t: TestApp;
-    beforeAll(async () => {
-      t = await startTestApp(kind);
-    });
-    afterAll(() => t.close());
+    const t = appPerSuite(kind);
 
     it('is off: a preflight gets no CORS headers', async () => {
       const response = await preflight(t, ALLOWED).expect(404);

@@ -1,8 +1,7 @@
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
 import { WebhookPublisher } from '../../src/notifications/delivery/webhook-publisher.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';
 
 const EVENTS = '/api/v1/internal/notifications/events';
@@ -23,15 +22,11 @@ const BUILT_IN_NAMES = [
   '__lookupSetter__',
 ];
 
-describe.each(TEST_DATABASE_KINDS)('hostile input on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('hostile input on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { rateLimits: false });
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { rateLimits: false });
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
     t.receiver.clear();

@@ -2,15 +2,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildOpenApiDocument, stableJson } from '../../src/openapi';
 import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from '../../src/scripts/openapi-types';
+import { appPerSuite } from '../support/each-database';
 import { TEST_DATABASE_KINDS } from '../support/test-databases';
-import { startTestApp, type TestApp } from '../support/test-app';
 
 describe('OpenAPI document', () => {
-  let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp(TEST_DATABASE_KINDS[0]);
-  });
-  afterAll(() => t.close());
+  const t = appPerSuite(TEST_DATABASE_KINDS[0]);
 
   it('matches the committed openapi.json (run `npm run openapi` after changing the API)', () => {
     const committed = readFileSync(join(__dirname, '..', '..', 'openapi.json'), 'utf8');

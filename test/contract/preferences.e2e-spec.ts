@@ -1,21 +1,17 @@
 import { JwtService } from '@nestjs/jwt';
 import { NotificationChannel } from '../../src/notifications/catalog/event-catalog';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
-import { startTestApp, TEST_JWT_SECRET, type TestApp } from '../support/test-app';
+import { appPerSuite, describeEachDatabase } from '../support/each-database';
+import { startTestApp, TEST_JWT_SECRET } from '../support/test-app';
 import { SETTINGS } from '../support/settings-api';
 
 const HOOK = 'https://hooks.example.com/funding';
 
-describe.each(TEST_DATABASE_KINDS)('notification preferences API on $name', (kind) => {
-  let t: TestApp;
+describeEachDatabase('notification preferences API on $name', (kind) => {
+  const t = appPerSuite(kind);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestApp(kind);
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
   });

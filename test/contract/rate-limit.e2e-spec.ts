@@ -8,24 +8,20 @@ import type { Request } from 'express';
 import request from 'supertest';
 import { NOTIFICATIONS_MIGRATIONS, NotificationsModule } from '../../src';
 import { databaseOptions } from '../../src/database/database-options';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp } from '../support/test-app';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const MINUTE = 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('rate limits on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('rate limits on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, {
+    rateLimits: { settings: { limit: 6, ttlMs: MINUTE }, testSend: { limit: 2, ttlMs: MINUTE }, redeliver: { limit: 2, ttlMs: MINUTE } },
+  });
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, {
-      rateLimits: { settings: { limit: 6, ttlMs: MINUTE }, testSend: { limit: 2, ttlMs: MINUTE }, redeliver: { limit: 2, ttlMs: MINUTE } },
-    });
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
   });
@@ -125,7 +121,7 @@ class HostController {
 @Module({ controllers: [HostController] })
 class HostRoutesModule {}
 
-describe.each(TEST_DATABASE_KINDS)('rate limits inside a host app on $name', (kind) => {
+describeEachDatabase('rate limits inside a host app on $name', (kind) => {
   let database: TestDatabase;
   let app: INestApplication;
 

@@ -2,10 +2,9 @@ import type { AddressInfo } from 'node:net';
 import createClient from 'openapi-fetch';
 import type { paths } from '@funding/notification-webhooks/openapi-types';
 import { NotificationsMetrics } from '../../src';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { loadOpenApiDocument } from '../support/openapi-arbitraries';
 import { parsePrometheusText } from '../support/prometheus-text';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 import { allDeliveries, settingsClient } from '../support/typed-client/settings-client';
 import { SETTINGS } from '../support/settings-api';
 
@@ -20,17 +19,15 @@ const SETTINGS_OPERATIONS = Object.entries(document.paths)
   .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`))
   .sort();
 
-describe.each(TEST_DATABASE_KINDS)('generated clients against the service on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('generated clients against the service on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { autoDisableAfterFailures: 1 });
   let origin: string;
   let user = 500;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { autoDisableAfterFailures: 1 });
     await t.app.listen(0, '127.0.0.1');
     origin = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
   });
-  afterAll(() => t?.close());
   beforeEach(() => t.receiver.clear());
 
   const publish = async (userId: number, type: string, count: number): Promise<string[]> => {

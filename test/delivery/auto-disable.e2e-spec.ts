@@ -1,12 +1,12 @@
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
 import { WebhookAutoDisable } from '../../src/notifications/auto-disable/webhook-auto-disable.service';
+import { describeEachDatabase } from '../support/each-database';
 import { startTestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const HOUR = 60 * 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('webhook auto-disable on $name', (kind) => {
+describeEachDatabase('webhook auto-disable on $name', (kind) => {
   let user = 0;
 
   /** An app with its own receiver, a user, and the steps a test drives them through. */

@@ -1,26 +1,20 @@
 import { RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 const event = (userId: number, title: string) => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 const SCHEDULE_MS = RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0);
 const SCHEDULER_INTERVAL_MS = 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('a dead endpoint whose circuit is open, on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(
-    async () =>
-      (t = await startTestAppWithKit(kind, {
-        delivery: {
-          concurrency: 4,
-          perEndpointConcurrency: 1,
-          timeoutMs: 200,
-          leaseMs: 20_000,
-          circuitBreaker: { failuresToOpen: 1, coolDownMs: 600_000 },
-        },
-      })),
-  );
-  afterAll(() => t.close());
+describeEachDatabase('a dead endpoint whose circuit is open, on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, {
+    delivery: {
+      concurrency: 4,
+      perEndpointConcurrency: 1,
+      timeoutMs: 200,
+      leaseMs: 20_000,
+      circuitBreaker: { failuresToOpen: 1, coolDownMs: 600_000 },
+    },
+  });
 
   it('keeps every delivery on the spec schedule: an attempt due while the circuit is open is skipped and counts, FAILED after the 6th', async () => {
     await t.enableWebhook(1, 'RATE_SPIKE', '/dead');

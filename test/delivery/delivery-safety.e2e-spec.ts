@@ -2,17 +2,14 @@ import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';
 
 const event = (userId: number, title = 'Rate spike') => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 
-describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
+describeEachDatabase('delivery safety on $name', (kind) => {
   describe('a signing secret that cannot be decrypted', () => {
-    let t: TestAppWithKit;
-    beforeAll(async () => (t = await startTestAppWithKit(kind)));
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind);
 
     it('fails only that webhook’s attempts, without a request, and delivers everyone else’s', async () => {
       await t.enableWebhook(1, 'RATE_SPIKE', '/one');
@@ -36,9 +33,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
   });
 
   describe('a lease that would end before the attempt could finish', () => {
-    let t: TestAppWithKit;
-    beforeAll(async () => (t = await startTestAppWithKit(kind, { delivery: { concurrency: 1, timeoutMs: 1_000, leaseMs: 10_000 } })));
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind, { delivery: { concurrency: 1, timeoutMs: 1_000, leaseMs: 10_000 } });
 
     it('does not send that attempt but hands its lease back at once, so it is sent once, by whoever claims it next', async () => {
       await t.enableWebhook(3, 'RATE_SPIKE');
@@ -60,9 +55,7 @@ describe.each(TEST_DATABASE_KINDS)('delivery safety on $name', (kind) => {
   });
 
   describe('an instance whose lease was taken over', () => {
-    let t: TestAppWithKit;
-    beforeAll(async () => (t = await startTestAppWithKit(kind)));
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind);
 
     it('cannot record its attempt over the new holder’s, while the new holder records its own', async () => {
       await t.enableWebhook(4, 'RATE_SPIKE');

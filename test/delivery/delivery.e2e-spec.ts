@@ -2,22 +2,18 @@ import { verifyWebhookSignature } from '../../src/notifications/delivery/webhook
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { SERVICE_VERSION } from '../../src/version';
 import { RECEIVER_HOSTNAME, type ReceiverBehaviour } from '@funding/notification-webhooks/testing';
-import { INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import { INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const MINUTE = 60_000;
 const ATTEMPT_TIMEOUT_MS = 1_500;
 
-describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('webhook delivery on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { delivery: { timeoutMs: ATTEMPT_TIMEOUT_MS } });
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { delivery: { timeoutMs: ATTEMPT_TIMEOUT_MS } });
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
     t.receiver.clear();
@@ -312,15 +308,10 @@ describe.each(TEST_DATABASE_KINDS)('webhook delivery on $name', (kind) => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('delivery-time address check on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('delivery-time address check on $name', (kind) => {
   const answers: string[][] = [];
-
-  beforeAll(async () => {
-    // Public when the URL is saved, loopback (not allow-listed here) when the delivery connects.
-    t = await startTestAppWithKit(kind, { allowedCidrs: [], resolver: async () => answers.shift() ?? ['127.0.0.1'] });
-  });
-  afterAll(() => t.close());
+  // Public when the URL is saved, loopback (not allow-listed here) when the delivery connects.
+  const t = appWithKitPerSuite(kind, { allowedCidrs: [], resolver: async () => answers.shift() ?? ['127.0.0.1'] });
 
   it('fails an attempt whose host rebinds to a blocked address, without a packet reaching it', async () => {
     answers.push(['93.184.216.34']);

@@ -1,7 +1,6 @@
 import { EventType, type PublishableEvent, Severity } from '@funding/notification-webhooks';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 // Each round enables WEBHOOK for a new user (twice at once) while events of that type are being published;
@@ -11,13 +10,8 @@ const ROUNDS = 30;
 const PUBLISH_LOOPS = 4;
 const TYPE = EventType.RATE_SPIKE;
 
-describe.each(TEST_DATABASE_KINDS)('first WEBHOOK enable while events are published on $name', (kind) => {
-  let t: TestAppWithKit;
-
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
+describeEachDatabase('first WEBHOOK enable while events are published on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   const save = (userId: number, path: string, enabled: boolean) =>
     t

@@ -10,11 +10,12 @@ import {
 import { DeliveryEvents, NotificationsMetrics, type WebhookHealthChanged } from '../../src';
 import { WebhookAutoDisable } from '../../src/notifications/auto-disable/webhook-auto-disable.service';
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
+import { describeEachDatabase, describeEachServerDatabase } from '../support/each-database';
 import { parsePrometheusText } from '../support/prometheus-text';
 import { SETTINGS } from '../support/settings-api';
 import { startTestAppOn, type TestApp } from '../support/test-app';
 import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 
 const HEALTH = `${SETTINGS}/webhook-health`;
 const MINUTE = 60_000;
@@ -34,7 +35,7 @@ interface HealthItem {
 
 const event = (userId: number, type: string, title = 'Rate spike') => ({ userId, type, severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 
-describe.each(TEST_DATABASE_KINDS)('endpoint health on $name', (kind) => {
+describeEachDatabase('endpoint health on $name', (kind) => {
   let user = 0;
 
   /** An app with its own receiver and clock, a fresh user, the health changes it emits, and the steps a test drives. */
@@ -263,7 +264,7 @@ describe.each(TEST_DATABASE_KINDS)('endpoint health on $name', (kind) => {
 });
 
 // Two instances, each with its own pool, one database: each records its own attempts and writes the same health row.
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('endpoint health of two instances sharing $name', (kind) => {
+describeEachServerDatabase('endpoint health of two instances sharing $name', (kind) => {
   let database: TestDatabase;
   let receiver: TestReceiver;
   let instances: TestApp[];

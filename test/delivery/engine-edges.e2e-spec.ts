@@ -3,20 +3,14 @@ import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { PreferencesService } from '../../src/notifications/preferences/preferences.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 const event = (userId: number, title = 'Rate spike') => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 const stored = (userId: number, count: number) =>
   Array.from({ length: count }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
 
-describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(
-    async () =>
-      (t = await startTestAppWithKit(kind, { delivery: { concurrency: 8, perEndpointConcurrency: 1, timeoutMs: 300, leaseMs: 20_000 } })),
-  );
-  afterAll(() => t.close());
+describeEachDatabase('outbox engine edge cases on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { delivery: { concurrency: 8, perEndpointConcurrency: 1, timeoutMs: 300, leaseMs: 20_000 } });
   afterEach(async () => {
     vi.restoreAllMocks();
     await t.settle();
@@ -168,10 +162,8 @@ describe.each(TEST_DATABASE_KINDS)('outbox engine edge cases on $name', (kind) =
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('leases of a paused instance, on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(async () => (t = await startTestAppWithKit(kind)));
-  afterAll(() => t.close());
+describeEachDatabase('leases of a paused instance, on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   it('are retaken within seconds of expiring, not at the next minute tick, in role all', async () => {
     await t.enableWebhook(5, 'RATE_SPIKE', '/paused');
@@ -185,10 +177,8 @@ describe.each(TEST_DATABASE_KINDS)('leases of a paused instance, on $name', (kin
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('a claim in flight at shutdown, on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(async () => (t = await startTestAppWithKit(kind)));
-  afterAll(() => t.close());
+describeEachDatabase('a claim in flight at shutdown, on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   it('releases the rows it claimed after shutdown began instead of attempting them', async () => {
     await t.enableWebhook(4, 'RATE_SPIKE', '/late-claim');

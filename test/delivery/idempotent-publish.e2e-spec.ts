@@ -6,27 +6,25 @@ import { WebhookIdempotencyKey } from '../../src/notifications/delivery/idempote
 import { WebhookPublisher } from '../../src/notifications/delivery/webhook-publisher.service';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
 import { startTestAppOn, type TestApp } from '../support/test-app';
-import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 import { publisherClient } from '../support/typed-client/publisher-client';
 
 const HOUR = 60 * 60 * 1000;
 const KEY_HEADER = 'Idempotency-Key';
 
-describe.each(TEST_DATABASE_KINDS)('idempotent publish on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('idempotent publish on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
   let keyCount = 0;
   let key: string;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
     await t.app.listen(0, '127.0.0.1');
   });
-  afterAll(() => t.close());
   beforeEach(async () => {
     userId = ++user;
     key = `order-${++keyCount}:publish`;
@@ -177,7 +175,7 @@ describe.each(TEST_DATABASE_KINDS)('idempotent publish on $name', (kind) => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('idempotency keys across instances on $name', (kind) => {
+describeEachDatabase('idempotency keys across instances on $name', (kind) => {
   const TOKEN = 'internal-token-instances-0123456789abcdef';
   const OTHER_TOKEN = 'internal-token-other-producer-0123456789ab';
   let receiver: TestReceiver;

@@ -3,30 +3,25 @@ import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { NotificationsMetrics } from '../../src/notifications/metrics/notifications-metrics.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import type { TestAppWithKit } from '../support/test-app-with-kit';
 import { DELIVERIES } from '../support/settings-api';
 
 const event = (userId: number, title: string) => ({ userId, type: 'RATE_SPIKE', severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 const events = (userId: number, count: number) => Array.from({ length: count }, (_, i) => event(userId, `#${i}`));
 
-describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind) => {
+describeEachDatabase('isolation between endpoints on $name', (kind) => {
   describe('a neighbour whose endpoint hangs', () => {
-    let t: TestAppWithKit;
     const COOL_DOWN_MS = 30_000;
-    beforeAll(
-      async () =>
-        (t = await startTestAppWithKit(kind, {
-          delivery: {
-            concurrency: 4,
-            perEndpointConcurrency: 2,
-            timeoutMs: 3_000,
-            leaseMs: 20_000,
-            circuitBreaker: { failuresToOpen: 1, coolDownMs: COOL_DOWN_MS },
-          },
-        })),
-    );
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind, {
+      delivery: {
+        concurrency: 4,
+        perEndpointConcurrency: 2,
+        timeoutMs: 3_000,
+        leaseMs: 20_000,
+        circuitBreaker: { failuresToOpen: 1, coolDownMs: COOL_DOWN_MS },
+      },
+    });
 
     const deadRequests = () => t.receiver.requests.filter((request) => request.path === '/dead');
     const log = async (userId: number) =>
@@ -99,20 +94,15 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
   };
 
   describe('an open circuit whose cool-down ends', () => {
-    let t: TestAppWithKit;
-    beforeAll(
-      async () =>
-        (t = await startTestAppWithKit(kind, {
-          delivery: {
-            concurrency: 4,
-            perEndpointConcurrency: 1,
-            timeoutMs: 1_000,
-            leaseMs: 20_000,
-            circuitBreaker: { failuresToOpen: 1, coolDownMs: 1_000 },
-          },
-        })),
-    );
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind, {
+      delivery: {
+        concurrency: 4,
+        perEndpointConcurrency: 1,
+        timeoutMs: 1_000,
+        leaseMs: 20_000,
+        circuitBreaker: { failuresToOpen: 1, coolDownMs: 1_000 },
+      },
+    });
 
     it('probes what came due meanwhile at once, without waiting for the next scheduler run', async () => {
       await t.enableWebhook(5, 'RATE_SPIKE', '/flaky');
@@ -128,20 +118,15 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
   });
 
   describe('two circuits opened one after the other', () => {
-    let t: TestAppWithKit;
-    beforeAll(
-      async () =>
-        (t = await startTestAppWithKit(kind, {
-          delivery: {
-            concurrency: 4,
-            perEndpointConcurrency: 1,
-            timeoutMs: 200,
-            leaseMs: 20_000,
-            circuitBreaker: { failuresToOpen: 1, coolDownMs: 2_000 },
-          },
-        })),
-    );
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind, {
+      delivery: {
+        concurrency: 4,
+        perEndpointConcurrency: 1,
+        timeoutMs: 200,
+        leaseMs: 20_000,
+        circuitBreaker: { failuresToOpen: 1, coolDownMs: 2_000 },
+      },
+    });
 
     it('each probe when its own cool-down ends, the later one without waiting for the next scheduler run', async () => {
       await t.enableWebhook(7, 'RATE_SPIKE', '/first');
@@ -165,14 +150,9 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
   });
 
   describe('attempts to one busy origin', () => {
-    let t: TestAppWithKit;
-    beforeAll(
-      async () =>
-        (t = await startTestAppWithKit(kind, {
-          delivery: { concurrency: 24, perEndpointConcurrency: 1, timeoutMs: 2_500, leaseMs: 20_000 },
-        })),
-    );
-    afterAll(() => t.close());
+    const t = appWithKitPerSuite(kind, {
+      delivery: { concurrency: 24, perEndpointConcurrency: 1, timeoutMs: 2_500, leaseMs: 20_000 },
+    });
 
     it('each get the whole deadline for the receiver: none times out waiting for a pooled connection', async () => {
       const users = Array.from({ length: 24 }, (_, i) => 100 + i);
@@ -189,12 +169,10 @@ describe.each(TEST_DATABASE_KINDS)('isolation between endpoints on $name', (kind
   });
 
   describe('a claim', () => {
-    let t: TestAppWithKit;
+    const t = appWithKitPerSuite(kind);
     beforeAll(async () => {
-      t = await startTestAppWithKit(kind);
       await t.settle(); // its start-up look for due work is over: it would otherwise claim what these tests store
     });
-    afterAll(() => t.close());
 
     it('takes at most a fair share of one user’s backlog, leaves out saturated users, and says when nothing is left', async () => {
       const outbox = t.app.get(DeliveryOutboxRepository);

@@ -8,19 +8,13 @@ import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engin
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
 import { PreferencesService } from '../../src/notifications/preferences/preferences.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { soleOwnership } from '../support/sole-ownership';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 
-describe.each(TEST_DATABASE_KINDS)('leases between instances whose clocks differ, on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(
-    async () =>
-      (t = await startTestAppWithKit(kind, {
-        delivery: { concurrency: 2, perEndpointConcurrency: 1, timeoutMs: 1_000, leaseMs: 20_000, circuitBreaker: { failuresToOpen: 0 } },
-      })),
-  );
-  afterAll(() => t.close());
+describeEachDatabase('leases between instances whose clocks differ, on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, {
+    delivery: { concurrency: 2, perEndpointConcurrency: 1, timeoutMs: 1_000, leaseMs: 20_000, circuitBreaker: { failuresToOpen: 0 } },
+  });
 
   /** A second instance on the same database, its clock 2 s ahead of the first's. */
   const instanceAhead = (clock: TestClock) =>

@@ -2,14 +2,11 @@ import type { EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // A commit whose answer is lost (the connection reset right after COMMIT): the caller sees an error, the rows are stored.
-describe.each(TEST_DATABASE_KINDS)('a publish whose commit answered an error on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(async () => (t = await startTestAppWithKit(kind)));
-  afterAll(() => t.close());
+describeEachDatabase('a publish whose commit answered an error on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   /** Fails the answer of the next transaction that inserts events, after its COMMIT. */
   const loseNextEventCommitAnswer = () => {

@@ -4,8 +4,7 @@ import { partitionOf } from '../../src/notifications/delivery/partitions/partiti
 import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';
 
 const MINUTE = 60_000;
@@ -14,15 +13,11 @@ const { DELIVERED, FAILED, PENDING } = DeliveryStatus;
 
 // At most one delivery of an event is PENDING at any time (one retry cycle), whatever starts it: redeliver, recover,
 // twice in a row or at once. And an event that was ever delivered is never recovered.
-describe.each(TEST_DATABASE_KINDS)('one retry cycle per event on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('one retry cycle per event on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
   beforeEach(async () => {
     userId = ++user;
     t.receiver.clear();

@@ -5,6 +5,7 @@ import { PartitionLeaseRepository } from '../../src/notifications/delivery/parti
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import { PARTITION_COUNT } from '../../src/notifications/delivery/partitions/partitions';
 import { InMemoryPartitionLeases } from '../simulation/in-memory-partition-leases';
+import { describeEachServerDatabase } from '../support/each-database';
 import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
 
 /** A partition's row as a case reads it back, whichever store holds it. */
@@ -174,7 +175,7 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
 });
 
 // Real concurrency: two instances, each with its own DataSource (its own pool), on one MySQL/MariaDB database.
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('partition takes racing on $name', (kind) => {
+describeEachServerDatabase('partition takes racing on $name', (kind) => {
   let database: TestDatabase;
   let dataSources: DataSource[];
 

@@ -6,22 +6,17 @@ import { partitionOf } from '../../src/notifications/delivery/partitions/partiti
 import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import { RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';
 
 const RECOVER = `${DELIVERIES}/recover`;
 const MINUTE = 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('recover failed deliveries over a time window on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
     t.receiver.clear();
@@ -192,12 +187,8 @@ describe.each(TEST_DATABASE_KINDS)('recover failed deliveries over a time window
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('a recovery larger than one call on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
+describeEachDatabase('a recovery larger than one call on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   it(`queues at most ${RECOVER_LIMIT} per call and says there is more; the next call queues the rest`, async () => {
     const userId = 77;

@@ -19,8 +19,9 @@ import {
 import { PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import { NotificationChannel } from '../../src/notifications/catalog/event-catalog';
 import { PreferencesService } from '../../src/notifications/preferences/preferences.service';
+import { describeEachServerDatabase } from '../support/each-database';
 import { startTestAppOn, type TestApp } from '../support/test-app';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 import { DELIVERIES } from '../support/settings-api';
 
 const EVENTS = 600;
@@ -28,7 +29,7 @@ const EVENTS = 600;
 const USERS = Array.from({ length: 30 }, (_, i) => 100 + i);
 
 // Several instances on one MySQL/MariaDB database, each with its own connection pool, as in production.
-describe.each(TEST_DATABASE_KINDS.filter((kind) => kind.name !== 'sqlite'))('three instances sharing $name', (kind) => {
+describeEachServerDatabase('three instances sharing $name', (kind) => {
   let database: TestDatabase;
   let receiver: TestReceiver;
   let clock: TestClock;

@@ -8,14 +8,15 @@ import { startTestReceiver, type TestReceiver } from '@funding/notification-webh
 import { DataSource } from 'typeorm';
 import { DbType } from '../../src/config/environment-variables';
 import { databaseOptions } from '../../src/database/database-options';
+import { describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 
 const ROOT = resolve(__dirname, '..', '..');
 
 // kill -9 of a real host process right after its transaction committed: the restarted service delivers the event.
-describe.each(TEST_DATABASE_KINDS)('kill -9 right after the host commits, on $name', (kind) => {
+describeEachDatabase('kill -9 right after the host commits, on $name', (kind) => {
   let dir: string;
   let database: TestDatabase;
   let receiver: TestReceiver;

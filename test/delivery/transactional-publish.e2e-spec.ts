@@ -2,22 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // The host's own table, written in the same transaction as the publish.
 const CREATE_ORDERS = 'CREATE TABLE host_orders (id VARCHAR(36) PRIMARY KEY, amount INT NOT NULL)';
 
-describe.each(TEST_DATABASE_KINDS)("publish inside the host's transaction on $name", (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase("publish inside the host's transaction on $name", (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
     await t.dataSource.query(CREATE_ORDERS);
   });
-  afterAll(() => t.close());
   beforeEach(async () => {
     userId = ++user;
     t.receiver.clear();

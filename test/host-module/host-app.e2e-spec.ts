@@ -25,7 +25,8 @@ import {
   TestClock,
 } from '@funding/notification-webhooks/testing';
 import { databaseOptions } from '../../src/database/database-options';
-import { TEST_DATABASE_KINDS, type TestDatabaseKind } from '../support/test-databases';
+import { describeEachDatabase } from '../support/each-database';
+import type { TestDatabaseKind } from '../support/test-databases';
 
 /** The host's own configuration and user resolution, as a larger Nest app would have them. */
 @Injectable()
@@ -140,7 +141,7 @@ async function bootHostApp(kind: TestDatabaseKind, options: { deliveryLogs?: boo
   };
 }
 
-describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $name', (kind) => {
+describeEachDatabase('NotificationsModule inside a host app on $name', (kind) => {
   let host: HostApp;
   let app: INestApplication;
   let kit: NotificationsTestKit;
@@ -204,7 +205,7 @@ describe.each(TEST_DATABASE_KINDS)('NotificationsModule inside a host app on $na
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('delivery logs of a host app on $name', (kind) => {
+describeEachDatabase('delivery logs of a host app on $name', (kind) => {
   const failedAttempt = async (host: HostApp, userId: number) => {
     await host.kit.enableWebhook(userId, EventType.LOAN_EXECUTED);
     host.kit.receiver.respondWith({ status: 500, body: 'down' });

@@ -4,13 +4,14 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { DbType } from '../../src/config/environment-variables';
 import { databaseOptions } from '../../src/database/database-options';
 import { WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import { describeEachDatabase } from '../support/each-database';
+import type { TestDatabase } from '../support/test-databases';
 
 // Where a host's transaction meets the module's own work: a pool the host holds a connection of, and (on SQLite) the
 // one connection every caller shares. Driven through the published testing kit, as a host's test suite would.
 const POOL_SIZE = 2;
 
-describe.each(TEST_DATABASE_KINDS)("the host's transactions and the module's on $name", (kind) => {
+describeEachDatabase("the host's transactions and the module's on $name", (kind) => {
   let database: TestDatabase;
   let kit: TestNotifications;
   let dataSource: DataSource;

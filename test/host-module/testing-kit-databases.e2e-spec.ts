@@ -2,10 +2,11 @@ import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, type TestNotifications } from '@funding/notification-webhooks/testing';
 import request from 'supertest';
 import { databaseOptions } from '../../src/database/database-options';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import { describeEachDatabase } from '../support/each-database';
+import type { TestDatabase } from '../support/test-databases';
 import { DELIVERIES } from '../support/settings-api';
 
-describe.each(TEST_DATABASE_KINDS)('testing kit on $name', (kind) => {
+describeEachDatabase('testing kit on $name', (kind) => {
   let database: TestDatabase;
   let kit: TestNotifications;
   let userId = 0;

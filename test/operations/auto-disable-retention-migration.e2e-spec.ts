@@ -2,12 +2,13 @@ import { DataSource } from 'typeorm';
 import { databaseOptions } from '../../src/database/database-options';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { OnePendingDeliveryPerEvent1764200000000 } from '../../src/notifications/migrations/1764200000000-one-pending-delivery-per-event';
+import { describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 
 const count = async (dataSource: DataSource, table: string) => Number((await dataSource.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
 
-describe.each(TEST_DATABASE_KINDS)('auto-disable and retention migration on an existing $name database', (kind) => {
+describeEachDatabase('auto-disable and retention migration on an existing $name database', (kind) => {
   let database: TestDatabase;
 
   beforeAll(async () => {

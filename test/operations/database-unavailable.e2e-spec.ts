@@ -1,11 +1,11 @@
 import { DataSource } from 'typeorm';
+import { describeEachDatabase } from '../support/each-database';
 import { startTestApp, type TestApp } from '../support/test-app';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 
 const INTERNAL_TOKEN = 'internal-token-0123456789abcdef0123456789';
 const event = { userId: 7, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'FRR rose', payload: {} };
 
-describe.each(TEST_DATABASE_KINDS)('a database that is gone, on $name', (kind) => {
+describeEachDatabase('a database that is gone, on $name', (kind) => {
   let t: TestApp;
   afterEach(async () => {
     await t.close();

@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
+import { describeEachDatabase } from '../support/each-database';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { startTestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 
-describe.each(TEST_DATABASE_KINDS)('health probes on $name', (kind) => {
+describeEachDatabase('health probes on $name', (kind) => {
   let t: TestApp;
   afterEach(async () => {
     await t.close();

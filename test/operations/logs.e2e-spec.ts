@@ -2,8 +2,8 @@ import type { DestinationStream } from 'pino';
 import { LogLevel } from '../../src/config/environment-variables';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
-import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const METRICS_TOKEN = 'metrics-token-for-logs-0123456789abcdef';
@@ -44,14 +44,9 @@ class LogCapture implements DestinationStream {
 // nestjs-pino keeps one root logger per process: every app of this file writes to this one capture.
 const capture = new LogCapture();
 
-describe.each(TEST_DATABASE_KINDS)('JSON logs on $name', (kind) => {
-  let t: TestAppWithKit;
-
-  beforeAll(async () => {
-    capture.clear();
-    t = await startTestAppWithKit(kind, {}, { config: { logLevel: LogLevel.trace, metricsToken: METRICS_TOKEN }, logDestination: capture });
-  });
-  afterAll(() => t.close());
+describeEachDatabase('JSON logs on $name', (kind) => {
+  beforeAll(() => capture.clear());
+  const t = appWithKitPerSuite(kind, {}, { config: { logLevel: LogLevel.trace, metricsToken: METRICS_TOKEN }, logDestination: capture });
 
   it('logs a full flow (enable, deliver, fail, retry) as JSON by request id, with no secret, token or signature in it', async () => {
     const userId = 7;

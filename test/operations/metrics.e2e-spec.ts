@@ -5,24 +5,20 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { register as globalRegister, Registry } from 'prom-client';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS, NotificationsMetrics, NotificationsModule } from '../../src';
 import { databaseOptions } from '../../src/database/database-options';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { parsePrometheusText } from '../support/prometheus-text';
 import { startTestApp } from '../support/test-app';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 import { SETTINGS } from '../support/settings-api';
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef0123456789ab';
 const MINUTE = 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('metrics on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { delivery: { timeoutMs: 1500 } }, { config: { metricsToken: METRICS_TOKEN } });
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { delivery: { timeoutMs: 1500 } }, { config: { metricsToken: METRICS_TOKEN } });
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
     t.receiver.clear();
@@ -177,7 +173,7 @@ describe.each(TEST_DATABASE_KINDS)('metrics on $name', (kind) => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('NotificationsModule metrics in a host app on $name', (kind) => {
+describeEachDatabase('NotificationsModule metrics in a host app on $name', (kind) => {
   const bootHost = async (database: TestDatabase, metricsRegistry?: Registry) => {
     const moduleRef = await Test.createTestingModule({
       imports: [

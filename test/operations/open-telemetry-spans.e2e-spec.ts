@@ -2,9 +2,8 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentel
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { TRACER_NAME } from '../../src/notifications/delivery/trace-context/delivery-tracing';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { registerRecordingTracer, type RecordingTracerProvider } from '../support/recording-tracer';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
 
 // With an OpenTelemetry SDK registered (here a recording tracer through @opentelemetry/api, which is all the module
 // talks to), a publish is a span and each attempt a child span of it, named in the traceparent the receiver gets.
@@ -14,20 +13,17 @@ const PARENT_ID = '00f067aa0ba902b7';
 
 const spanIdSent = (request: ReceivedRequest) => String(request.headers.traceparent).split('-')[2];
 
-describe.each(TEST_DATABASE_KINDS)('OpenTelemetry spans on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('OpenTelemetry spans on $name', (kind) => {
   let tracing: { provider: RecordingTracerProvider; unregister(): void };
+  // Registered before the app starts and removed after it closed (after hooks run in reverse order).
+  beforeAll(() => {
+    tracing = registerRecordingTracer();
+  });
+  afterAll(() => tracing.unregister());
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    tracing = registerRecordingTracer();
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(async () => {
-    await t.close();
-    tracing.unregister();
-  });
   beforeEach(async () => {
     userId = ++user;
     t.receiver.clear();

@@ -2,14 +2,15 @@ import { DataSource } from 'typeorm';
 import { databaseOptions } from '../../src/database/database-options';
 import { PartitionOwnership1765000000000 } from '../../src/notifications/migrations/1765000000000-partition-ownership';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
+import { describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 
 const BEFORE = NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(PartitionOwnership1765000000000));
 const REPLACED = ['webhook_endpoint_failures', 'webhook_endpoint_probes', 'webhook_endpoint_slots'];
 const ADDED = ['webhook_delivery_instances', 'webhook_partitions'];
 
-describe.each(TEST_DATABASE_KINDS)('partition ownership migration on an existing $name database', (kind) => {
+describeEachDatabase('partition ownership migration on an existing $name database', (kind) => {
   let database: TestDatabase;
 
   beforeAll(async () => {

@@ -1,17 +1,14 @@
 import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';
 
-describe.each(TEST_DATABASE_KINDS)('an api process on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('an api process on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { role: 'api' });
   const userId = 5;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { role: 'api' });
     await t.enableWebhook(userId, 'RATE_SPIKE', '/api-role');
   });
-  afterAll(() => t.close());
 
   const event = { userId, type: 'RATE_SPIKE', severity: 'INFO', title: 'Spike', body: 'USD' };
   const deliveries = () => t.dataSource.getRepository(WebhookDelivery).findBy({ userId });
@@ -37,13 +34,8 @@ describe.each(TEST_DATABASE_KINDS)('an api process on $name', (kind) => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('a worker process on $name', (kind) => {
-  let t: TestAppWithKit;
-
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { role: 'worker' });
-  });
-  afterAll(() => t.close());
+describeEachDatabase('a worker process on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { role: 'worker' });
 
   it('answers 404 on the settings and internal routes, naming its role', async () => {
     const settings = await t.http().get(SETTINGS).set('Authorization', t.bearer(1)).expect(404);

@@ -7,21 +7,16 @@ import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/deliver
 import { WebhookDeliveryAttempt } from '../../src/notifications/delivery/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
 const { DELIVERED, CANCELLED, FAILED, PENDING } = DeliveryStatus;
 
-describe.each(TEST_DATABASE_KINDS)('delivery retention on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('delivery retention on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { retention: { batchSize: 2 } });
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { retention: { batchSize: 2 } });
-  });
-  afterAll(() => t.close());
   beforeEach(async () => {
     for (const table of ['webhook_delivery_attempts', 'webhook_deliveries', 'webhook_events'])
       await t.dataSource.query(`DELETE FROM ${table}`);

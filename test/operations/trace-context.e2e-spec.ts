@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
 import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
-import { INTERNAL_API_TOKEN, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import { INTERNAL_API_TOKEN } from '../support/test-app-with-kit';
 import { publisherClient } from '../support/typed-client/publisher-client';
 
 const MINUTE = 60_000;
@@ -21,17 +21,15 @@ function traceparentOf(request: ReceivedRequest): { traceId: string; spanId: str
   return { traceId, spanId, flags };
 }
 
-describe.each(TEST_DATABASE_KINDS)('trace context on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('trace context on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
   let secret: string;
 
   beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
     await t.app.listen(0, '127.0.0.1');
   });
-  afterAll(() => t.close());
   beforeEach(async () => {
     userId = ++user;
     t.receiver.clear();

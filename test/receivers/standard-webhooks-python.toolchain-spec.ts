@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { buildSignatureVectors } from '../../src/scripts/signature-vectors';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // `npm run test:examples`: a Standard Webhooks verifier written from the spec with Python's standard library (the
 // official Python package is on PyPI, which CI cannot reach) agrees with our vectors and with a real delivery.
@@ -34,12 +33,8 @@ describe('Standard Webhooks: a verifier written from the spec (Python, standard 
     expect(pythonVerdicts(cases)).toEqual(vectors.map((vector) => vector.expected));
   });
 
-  describe.each(TEST_DATABASE_KINDS)('on a real delivery on $name', (kind) => {
-    let t: TestAppWithKit;
-    beforeAll(async () => {
-      t = await startTestAppWithKit(kind);
-    });
-    afterAll(() => t.close());
+  describeEachDatabase('on a real delivery on $name', (kind) => {
+    const t = appWithKitPerSuite(kind);
 
     it('accepts it, and rejects it replayed under another webhook-id', async () => {
       const userId = 1;

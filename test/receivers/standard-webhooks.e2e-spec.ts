@@ -1,7 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { buildSignatureVectors, type StandardWebhooksVector } from '../../src/scripts/signature-vectors';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 /** The official library's verdict; it reads the clock itself (tolerance 5 min), so the clock is set to the vector's now. */
 function officialVerdict(vector: StandardWebhooksVector): 'accept' | 'reject' {
@@ -25,13 +24,8 @@ describe('Standard Webhooks conformance vectors', () => {
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('Standard Webhooks headers of real deliveries on $name', (kind) => {
-  let t: TestAppWithKit;
-
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
+describeEachDatabase('Standard Webhooks headers of real deliveries on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   it('verify with the official library, next to an unchanged X-Service-Signature', async () => {
     const userId = 1;

@@ -1,13 +1,11 @@
 import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../src/notifications/delivery/internal-token.guard';
-import { INTERNAL_EVENTS_PATH, startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import { INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 
 const event = { userId: 1, type: 'RATE_SPIKE', severity: 'INFO', title: 'Rate spike', body: 'USD FRR 0.08%' };
 
-describe.each(TEST_DATABASE_KINDS)('wrong internal tokens on $name', (kind) => {
-  let t: TestAppWithKit;
-  beforeAll(async () => (t = await startTestAppWithKit(kind)));
-  afterAll(() => t.close());
+describeEachDatabase('wrong internal tokens on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
 
   const guess = () =>
     t.http().post(INTERNAL_EVENTS_PATH).set('Authorization', 'Bearer not-the-internal-token-0123456789abcdef').send(event);

@@ -1,22 +1,17 @@
 import type { EventType } from '@funding/notification-webhooks';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { Webhook } from 'standardwebhooks';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';
 
 const ROTATE = `${SETTINGS}/webhook/rotate-secret`;
 const MINUTE = 60_000;
 
-describe.each(TEST_DATABASE_KINDS)('signing secret rotation on $name', (kind) => {
-  let t: TestAppWithKit;
+describeEachDatabase('signing secret rotation on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind);
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
     t.receiver.clear();

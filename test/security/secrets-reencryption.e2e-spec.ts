@@ -10,10 +10,10 @@ import { associatedData } from '../../src/notifications/secrets/secrets.service'
 import { WebhookSigningSecret } from '../../src/notifications/secrets/webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from '../../src/notifications/secrets/webhook-signing-secret.repository';
 import type { SealedSecret } from '../../src/notifications/secrets/secret-cipher';
+import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestAppOn, TEST_JWT_SECRET } from '../support/test-app';
-import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
 import { persistentDatabase } from '../support/persistent-database';
-import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+import type { TestDatabase } from '../support/test-databases';
 import { SETTINGS } from '../support/settings-api';
 
 const key = (id: string): EncryptionKey => ({ id, key: randomBytes(32) });
@@ -26,16 +26,11 @@ interface SecretRow {
   ciphertext: string;
 }
 
-describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) => {
+describeEachDatabase('encryption key rotation on $name', (kind) => {
   const oldKey = key('old');
   const newKey = key('new');
-  let t: TestAppWithKit;
+  const t = appWithKitPerSuite(kind, { encryptionKeys: [newKey, oldKey] });
   let user = 0;
-
-  beforeAll(async () => {
-    t = await startTestAppWithKit(kind, { encryptionKeys: [newKey, oldKey] });
-  });
-  afterAll(() => t.close());
 
   const rows = (): Promise<SecretRow[]> =>
     t.dataSource.query('SELECT id, preference_id, key_id, ciphertext FROM webhook_signing_secrets ORDER BY id');
@@ -173,7 +168,7 @@ describe.each(TEST_DATABASE_KINDS)('encryption key rotation on $name', (kind) =>
   });
 });
 
-describe.each(TEST_DATABASE_KINDS)('npm run secrets:reencrypt on $name', (kind) => {
+describeEachDatabase('npm run secrets:reencrypt on $name', (kind) => {
   const oldKey = key('old');
   const newKey = key('new');
   let database: TestDatabase;

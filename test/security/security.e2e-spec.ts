@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { LogLevel } from '../../src/config/environment-variables';
-import { startTestApp, type TestApp } from '../support/test-app';
-import { TEST_DATABASE_KINDS } from '../support/test-databases';
+import { appPerSuite, describeEachDatabase } from '../support/each-database';
+import { startTestApp } from '../support/test-app';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const EVENTS = '/api/v1/internal/notifications/events';
@@ -19,15 +19,11 @@ const logDestination = new Writable({
 });
 const logging = { logDestination, config: { logLevel: LogLevel.error } };
 
-describe.each(TEST_DATABASE_KINDS)('abuse and bad input on $name', (kind) => {
-  let t: TestApp;
+describeEachDatabase('abuse and bad input on $name', (kind) => {
+  const t = appPerSuite(kind, { internalApiToken: INTERNAL_TOKEN, rateLimits: false }, logging);
   let user = 0;
   let userId: number;
 
-  beforeAll(async () => {
-    t = await startTestApp(kind, { internalApiToken: INTERNAL_TOKEN, rateLimits: false }, logging);
-  });
-  afterAll(() => t.close());
   beforeEach(() => {
     userId = ++user;
   });
