@@ -24,6 +24,9 @@ export default defineConfig({
           ...(process.env.TEST_MYSQL_URL ? ['test/**/*.mysql-e2e-spec.ts', 'examples/*/test/**/*.mysql-e2e-spec.ts'] : []),
         ],
     globalSetup: ['test/support/global-setup.ts'],
+    // Vitest's default, pinned: before-hooks run one after another in the order they were declared, after-hooks in
+    // reverse. A suite's own beforeAll (listen, seed) runs after test/support/each-database.ts started its app.
+    sequence: { hooks: 'stack' },
     globals: true,
     testTimeout: 30_000,
     hookTimeout: 60_000,

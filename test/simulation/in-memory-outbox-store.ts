@@ -105,7 +105,7 @@ export class SimTransaction {
 const CLAIM_SCAN_FACTOR = 4;
 
 /**
- * The outbox in memory, with the SQL store's semantics (test/outbox-store-conformance.e2e-spec.ts holds both to the
+ * The outbox in memory, with the SQL store's semantics (test/delivery/outbox-store-conformance.e2e-spec.ts holds both to the
  * same cases): leases by token, claims of due free rows oldest first with the per-user share, park, records kept only
  * under the claim's lease token, purge, recovery, claims by owner (checked against `leases`, its partitions table).
  * Every call is atomic: nothing else runs in between.

@@ -15,7 +15,7 @@ export interface PartitionRow {
 
 /**
  * The partitions table (`webhook_partitions`) and the instances alive (`webhook_delivery_instances`) in memory, with
- * the SQL store's semantics (test/partition-leases-conformance.e2e-spec.ts holds both to the same cases). Shared, as
+ * the SQL store's semantics (test/delivery/partition-leases-conformance.e2e-spec.ts holds both to the same cases). Shared, as
  * on MySQL/MariaDB: the simulation runs several instances. Every call is atomic. The rows are public for the simulator
  * to look at, and for {@link InMemoryOutboxStore}'s claims by owner.
  */

@@ -32,7 +32,8 @@ function mysqlFamily(serverUrl: string, type: DbType.mysql | DbType.mariadb): Te
 
 /**
  * Every e2e suite runs once per kind: SQLite always; when TEST_MYSQL_URL is set, the server through TypeORM's `mysql`
- * driver type and again through its `mariadb` type (hosts use either; both take the MySQL paths).
+ * driver type and again through its `mariadb` type (hosts use either; both take the MySQL paths). Specs declare such a
+ * suite with `describeEachDatabase` (each-database.ts).
  */
 export const TEST_DATABASE_KINDS: readonly TestDatabaseKind[] = [
   sqlite,

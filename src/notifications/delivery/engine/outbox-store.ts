@@ -88,7 +88,8 @@ export interface RecoveryWindow {
 /**
  * The outbox as the engine sees it: events, their deliveries and attempts, the leases on them and the claim. The SQL
  * store ({@link DeliveryOutboxRepository}) and the simulation's in-memory store implement it, and both pass one
- * conformance suite (test/outbox-store-conformance.e2e-spec.ts). An abstract class so that it is a Nest DI token.
+ * conformance suite (test/delivery/outbox-store-conformance.e2e-spec.ts). An abstract class so that it is a Nest DI
+ * token.
  */
 export abstract class OutboxStore {
   /** Commits events and one delivery each, placed as `placeOf` says; resolves with the deliveries leased to `lease.token`. */

@@ -1,0 +1,520 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { databaseOptions } from '../../src/database/database-options';
+import { serialTransactionsOf } from '../../src/notifications/common/database/serial-transactions';
+import { WEBHOOK_EVENT_TYPES } from '../../src/notifications/catalog/event-catalog';
+import { attemptRecord } from '../../src/notifications/delivery/engine/attempt-record';
+import { CLAIM_MODES, type ClaimMode } from '../../src/notifications/delivery/engine/claim-mode';
+import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
+import type { ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement } from '../../src/notifications/delivery/engine/outbox-store';
+import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
+import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
+import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
+import { type Ownership, PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
+import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { InMemoryOutboxStore, SimTransaction } from '../simulation/in-memory-outbox-store';
+import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
+
+/** What a case reads back of a delivery, whichever store holds it. */
+interface DeliveryView {
+  partition: number;
+  status: DeliveryStatus;
+  attemptCount: number;
+  nextAttemptAt: number | null;
+  lockedBy: string | null;
+  lockedUntil: number | null;
+  waitingReason: string | null;
+  updatedAt: number;
+}
+
+/** One store under test, with what the cases need besides the OutboxStore contract: host transactions and a look at the rows. */
+interface Harness {
+  readonly store: OutboxStore;
+  /** The partitions table the store's claims by owner look at. */
+  readonly leases: PartitionLeases;
+  /** Runs `write` inside a host transaction, then commits it (or rolls it back). */
+  within(write: (transaction: unknown) => Promise<void>, outcome: 'commit' | 'rollback'): Promise<void>;
+  delivery(id: number): Promise<DeliveryView | null>;
+  eventExists(id: string): Promise<boolean>;
+  attemptsOf(deliveryId: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+const memory = {
+  name: 'in-memory',
+  async open(): Promise<Harness> {
+    const store = new InMemoryOutboxStore();
+    return {
+      store,
+      leases: store.leases,
+      async within(write, outcome) {
+        const transaction = new SimTransaction('host');
+        await write(transaction);
+        if (outcome === 'commit') transaction.commit();
+        else transaction.rollback();
+      },
+      delivery: async (id) => {
+        const row = store.deliveries.get(id);
+        return row ? { ...row } : null;
+      },
+      eventExists: async (id) => store.events.has(id),
+      attemptsOf: async (deliveryId) => store.attempts.filter((attempt) => attempt.deliveryId === deliveryId).length,
+      close: async () => undefined,
+    };
+  },
+};
+
+// MySQL and MariaDB run the suite in each claim mode (TiDB and Vitess claim with the conditional update alone).
+const sqlStores: { kind: (typeof TEST_DATABASE_KINDS)[number]; claimMode?: ClaimMode }[] = TEST_DATABASE_KINDS.flatMap((kind) =>
+  kind.name === 'sqlite' ? [{ kind }] : CLAIM_MODES.map((claimMode) => ({ kind, claimMode })),
+);
+
+const sql = sqlStores.map(({ kind, claimMode }) => ({
+  name: claimMode ? `${kind.name}, ${claimMode}` : kind.name,
+  async open(): Promise<Harness> {
+    const database: TestDatabase = await kind.create();
+    const dataSource = new DataSource(databaseOptions(database.config));
+    await dataSource.initialize();
+    serialTransactionsOf(dataSource); // on SQLite, one transaction at a time, as the module installs it (AfterCommit)
+    const nullable = (value: unknown) => (value === null ? null : Number(value));
+    return {
+      store: new DeliveryOutboxRepository(dataSource, { claimMode }),
+      leases: new PartitionLeaseRepository(dataSource),
+      async within(write, outcome) {
+        await dataSource
+          .transaction(async (manager) => {
+            await write(manager);
+            if (outcome === 'rollback') throw new RolledBack();
+          })
+          .catch((error: unknown) => {
+            if (!(error instanceof RolledBack)) throw error;
+          });
+      },
+      async delivery(id) {
+        const [row] = await dataSource.query<Record<string, unknown>[]>(
+          'SELECT user_partition, status, attempt_count, next_attempt_at, locked_by, locked_until, waiting_reason, updated_at FROM webhook_deliveries WHERE id = ?',
+          [id],
+        );
+        if (!row) return null;
+        return {
+          partition: Number(row.user_partition),
+          status: row.status as DeliveryStatus,
+          attemptCount: Number(row.attempt_count),
+          nextAttemptAt: nullable(row.next_attempt_at),
+          lockedBy: row.locked_by as string | null,
+          lockedUntil: nullable(row.locked_until),
+          waitingReason: row.waiting_reason as string | null,
+          updatedAt: Number(row.updated_at),
+        };
+      },
+      eventExists: async (id) => (await dataSource.query<unknown[]>('SELECT id FROM webhook_events WHERE id = ?', [id])).length > 0,
+      attemptsOf: async (deliveryId) =>
+        Number(
+          (
+            await dataSource.query<{ n: number | string }[]>('SELECT COUNT(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?', [
+              deliveryId,
+            ])
+          )[0].n,
+        ),
+      async close() {
+        await dataSource.destroy();
+        await database.drop();
+      },
+    };
+  },
+}));
+
+class RolledBack extends Error {}
+
+const NOW = 1_800_000_000_000;
+const LEASE_MS = 60_000;
+const [TYPE_A] = WEBHOOK_EVENT_TYPES;
+
+const leaseAt = (now: number, ms = LEASE_MS): Lease => ({ token: randomUUID(), now, until: now + ms });
+const event = (userId: number, type = TYPE_A): NewEvent => ({ id: randomUUID(), userId, type, body: `{"user":${userId}}` });
+const parkedUntil = (at: number): Placement => ({ parkUntil: at, reason: 'circuit open' });
+
+const result = (outcome: AttemptResult['outcome'], durationMs = 100): AttemptResult => ({
+  outcome,
+  statusCode: outcome === 'success' ? 200 : outcome === 'http_error' ? 503 : null,
+  durationMs,
+  error: outcome === 'success' ? null : outcome,
+  responseExcerpt: null,
+});
+
+const EVERY_PARTITION = Array.from({ length: PARTITION_COUNT }, (_, partition) => partition);
+
+describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
+  let harness: Harness;
+  let store: OutboxStore;
+
+  beforeEach(async () => {
+    harness = await kind.open();
+    store = harness.store;
+  });
+  afterEach(async () => {
+    await harness.close();
+  });
+
+  /** Stores events (each placed as given) and returns the leased claims and the deliveries' ids in event order. */
+  const enqueue = async (placed: [NewEvent, Placement][], lease = leaseAt(NOW)) => {
+    const placements = new Map(placed.map(([e, placement]) => [e.id, placement]));
+    const claims = await store.enqueue(
+      placed.map(([e]) => e),
+      (e) => placements.get(e.id)!,
+      lease,
+    );
+    return claims;
+  };
+
+  /** A delivery that ended with `status` after one attempt (leased, then recorded). */
+  const finished = async (userId: number, status: DeliveryStatus.DELIVERED | DeliveryStatus.FAILED, at = NOW) => {
+    const e = event(userId);
+    const [claim] = await enqueue([[e, 'lease']], leaseAt(at));
+    const record =
+      status === DeliveryStatus.DELIVERED
+        ? attemptRecord(1, at, result('success'), at + 100)
+        : { startedAt: at, result: result('http_error'), status: DeliveryStatus.FAILED, nextAttemptAt: null };
+    expect(await store.recordAttempts([{ claim, record }])).toEqual([true]);
+    return { event: e, claim };
+  };
+
+  it('enqueue places each delivery as told: leased (returned with its body), due now, or parked until a time', async () => {
+    const [leased, due, parked] = [event(1), event(1), event(2)];
+    const lease = leaseAt(NOW);
+    const claims = await enqueue(
+      [
+        [leased, 'lease'],
+        [due, 'due'],
+        [parked, parkedUntil(NOW + 30_000)],
+      ],
+      lease,
+    );
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toMatchObject({ eventId: leased.id, userId: 1, type: TYPE_A, attemptCount: 0, body: leased.body });
+    expect(claims[0]).toMatchObject({ lockToken: lease.token, lockedUntil: lease.until });
+    expect(await harness.delivery(claims[0].id)).toMatchObject({ status: 'PENDING', lockedBy: lease.token, lockedUntil: lease.until });
+    const { claims: dueNow } = await store.claimDue(10, leaseAt(NOW));
+    expect(dueNow.map((claim) => claim.eventId)).toEqual([due.id]);
+    const { claims: afterPark } = await store.claimDue(10, leaseAt(NOW + 30_000));
+    expect(afterPark.map((claim) => claim.eventId)).toEqual([parked.id]);
+    expect(await harness.delivery(afterPark[0].id)).toMatchObject({ nextAttemptAt: NOW + 30_000, waitingReason: 'circuit open' });
+  });
+
+  it('claims only due deliveries whose lease is free, oldest due first; anyDue agrees', async () => {
+    await enqueue([[event(1), 'lease']]);
+    await enqueue([[event(1), parkedUntil(NOW + 5_000)]]);
+    expect(await store.anyDue(NOW)).toBe(false);
+    expect(await store.claimDue(10, leaseAt(NOW))).toEqual({ claims: [], exhausted: true, excluded: [] });
+    const later = event(2);
+    const earlier = event(3);
+    await enqueue([[later, 'due']], leaseAt(NOW + 2_000));
+    await enqueue([[earlier, 'due']], leaseAt(NOW + 1_000));
+    expect(await store.anyDue(NOW + 2_000)).toBe(true);
+    const claimed = await store.claimDue(10, leaseAt(NOW + 2_000));
+    expect(claimed.claims.map((claim) => claim.eventId)).toEqual(expect.arrayContaining([earlier.id, later.id]));
+    expect(claimed.claims).toHaveLength(2);
+    expect(claimed.exhausted).toBe(true);
+    const oldestFirst = await enqueue([[event(4), 'due']], leaseAt(NOW + 3_000)).then(() => store.claimDue(1, leaseAt(NOW + 6_000)));
+    expect(oldestFirst.claims.map((claim) => claim.userId)).toEqual([4]); // due at NOW + 3 s, before the parked one (NOW + 5 s)
+    expect(oldestFirst.exhausted).toBe(false);
+  });
+
+  it('never leases one delivery to two claims made at once', async () => {
+    for (let i = 0; i < 40; i++) await enqueue([[event(1 + (i % 5)), 'due']]);
+    const [first, second] = [leaseAt(NOW), leaseAt(NOW)];
+    const claimed = await Promise.all([store.claimDue(30, first), store.claimDue(30, second)]);
+    const [a, b] = claimed.map(({ claims }) => claims.map((claim) => claim.id));
+    expect(a.filter((id) => b.includes(id))).toEqual([]);
+    expect(a.length + b.length).toBeGreaterThanOrEqual(30);
+    for (const [index, lease] of [first, second].entries())
+      for (const claim of claimed[index].claims) expect((await harness.delivery(claim.id))?.lockedBy).toBe(lease.token);
+  });
+
+  it('retakes a delivery whose lease expired, and refuses the record of the lease that was lost', async () => {
+    const first = leaseAt(NOW, 10_000);
+    const [lost] = await enqueue([[event(1), 'lease']], first);
+    expect((await store.claimDue(10, leaseAt(NOW + 10_000))).claims).toEqual([]); // ends at until, not before
+    const second = leaseAt(NOW + 10_001);
+    const { claims } = await store.claimDue(10, second);
+    expect(claims).toHaveLength(1);
+    expect(claims[0]).toMatchObject({ id: lost.id, lockToken: second.token, attemptCount: 0 });
+    const failed = attemptRecord(1, NOW, result('timeout', 5_000), NOW + 5_000);
+    const kept = attemptRecord(1, NOW + 10_001, result('http_error'), NOW + 10_101);
+    expect(
+      await store.recordAttempts([
+        { claim: lost, record: failed },
+        { claim: claims[0], record: kept },
+      ]),
+    ).toEqual([false, true]);
+    expect(await harness.attemptsOf(lost.id)).toBe(1);
+    expect(await harness.delivery(lost.id)).toMatchObject({
+      status: 'PENDING',
+      attemptCount: 1,
+      nextAttemptAt: kept.nextAttemptAt,
+      lockedBy: null,
+      updatedAt: NOW + 10_101,
+    });
+  });
+
+  it('shares a claim between users: each topped up to its share, a user holding it left out', async () => {
+    for (let i = 0; i < 5; i++) await enqueue([[event(1), 'due']], leaseAt(NOW + i));
+    for (let i = 0; i < 2; i++) await enqueue([[event(2), 'due']], leaseAt(NOW + 10 + i));
+    const shared = await store.claimDue(4, leaseAt(NOW + 100), { perUser: 2, heldByUser: new Map([[1, 1]]) });
+    expect(shared.claims.filter((claim) => claim.userId === 1)).toHaveLength(1);
+    expect(shared.claims.filter((claim) => claim.userId === 2)).toHaveLength(2);
+    expect(shared.exhausted).toBe(false); // user 1's other rows were passed over
+    expect(shared.excluded).toEqual([]);
+    const left = await store.claimDue(4, leaseAt(NOW + 100), { perUser: 2, heldByUser: new Map([[1, 2]]) });
+    expect(left).toEqual({ claims: [], exhausted: true, excluded: [1] });
+  });
+
+  it('releases leases still held with their token: the deliveries are due at once', async () => {
+    const [claim] = await enqueue([[event(1), 'lease']]);
+    await store.release([{ ...claim, lockToken: randomUUID() }]);
+    expect((await store.claimDue(10, leaseAt(NOW))).claims).toEqual([]);
+    await store.release([claim]);
+    expect(await harness.delivery(claim.id)).toMatchObject({ lockedBy: null, lockedUntil: null, status: 'PENDING' });
+    expect((await store.claimDue(10, leaseAt(NOW))).claims.map((c) => c.id)).toEqual([claim.id]);
+  });
+
+  it('cancels a delivery only with its lease token', async () => {
+    const [claim] = await enqueue([[event(1), 'lease']]);
+    expect(await store.cancel({ ...claim, lockToken: randomUUID() }, NOW + 5, 'off')).toBe(false);
+    expect(await store.cancel(claim, NOW + 5, 'webhook disabled')).toBe(true);
+    expect(await harness.delivery(claim.id)).toMatchObject({
+      status: 'CANCELLED',
+      nextAttemptAt: null,
+      lockedBy: null,
+      updatedAt: NOW + 5,
+    });
+    expect(await store.cancel(claim, NOW + 6, 'again')).toBe(false);
+  });
+
+  it('records a success as DELIVERED and a last failure as FAILED, with the attempt rows', async () => {
+    const { claim: delivered } = await finished(1, DeliveryStatus.DELIVERED);
+    const { claim: failed } = await finished(1, DeliveryStatus.FAILED);
+    expect(await harness.delivery(delivered.id)).toMatchObject({ status: 'DELIVERED', attemptCount: 1, nextAttemptAt: null });
+    expect(await harness.delivery(failed.id)).toMatchObject({ status: 'FAILED', attemptCount: 1, nextAttemptAt: null });
+    expect(await harness.attemptsOf(delivered.id)).toBe(1);
+    expect(await harness.attemptsOf(failed.id)).toBe(1);
+  });
+
+  it('answers a record tried again after its commit (its answer lost) as stored, and stores it once', async () => {
+    const [claim] = await enqueue([[event(1), 'lease']]);
+    const record = attemptRecord(1, NOW, result('http_error'), NOW + 100);
+    expect(await store.recordAttempts([{ claim, record }])).toEqual([true]);
+    expect(await store.recordAttempts([{ claim, record }])).toEqual([true]);
+    expect(await harness.attemptsOf(claim.id)).toBe(1);
+    expect(await harness.delivery(claim.id)).toMatchObject({ status: 'PENDING', attemptCount: 1, lockedBy: null });
+    // The same attempt number started at another time is another try (another lease's): refused.
+    expect(await store.recordAttempts([{ claim, record: { ...record, startedAt: NOW + 1 } }])).toEqual([false]);
+  });
+
+  it('enqueueWithin writes with the host transaction: leased after its commit, nothing after a rollback', async () => {
+    const committed = event(1);
+    const rolledBack = event(1);
+    const commitLease = leaseAt(NOW);
+    const rollbackLease = leaseAt(NOW);
+    await harness.within((tx) => store.enqueueWithin(tx, [committed], () => 'lease', commitLease), 'commit');
+    await harness.within((tx) => store.enqueueWithin(tx, [rolledBack], () => 'lease', rollbackLease), 'rollback');
+    expect((await store.leasedWith(commitLease)).map((claim) => claim.eventId)).toEqual([committed.id]);
+    expect(await store.leasedWith(rollbackLease)).toEqual([]);
+    expect(await harness.eventExists(rolledBack.id)).toBe(false);
+  });
+
+  it('enqueueAgain starts a new cycle of a stored event, names the running one while it runs, and none when the event is gone', async () => {
+    const { event: e, claim } = await finished(1, DeliveryStatus.DELIVERED);
+    const again = await store.enqueueAgain(e, 'lease', leaseAt(NOW + 1_000));
+    expect(again).toMatchObject({ eventId: e.id, attemptCount: 0, body: e.body });
+    const started = again as ClaimedDelivery;
+    expect(started.id).toBeGreaterThan(claim.id);
+    expect(await store.enqueueAgain(e, 'lease', leaseAt(NOW + 2_000))).toEqual({ running: started.id });
+    expect(await store.enqueueAgain(event(1), 'lease', leaseAt(NOW + 1_000))).toBeNull();
+  });
+
+  it('enqueueAgain without a lease names the new delivery, due and free for any claim', async () => {
+    const { event: e, claim } = await finished(1, DeliveryStatus.FAILED);
+    const again = await store.enqueueAgain(e, 'due', leaseAt(NOW + 1_000));
+    expect(again).toEqual({ queued: expect.any(Number) as number });
+    const { queued } = again as { queued: number };
+    expect(queued).toBeGreaterThan(claim.id);
+    expect(await store.enqueueAgain(e, 'due', leaseAt(NOW + 2_000))).toEqual({ running: queued });
+    const { claims } = await store.claimDue(10, leaseAt(NOW + 1_000));
+    expect(claims.map((taken) => taken.id)).toEqual([queued]);
+  });
+
+  it('keeps the trace context an event was stored with on every delivery of it: leased, claimed, redelivered, recovered', async () => {
+    const trace = {
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      parentId: '00f067aa0ba902b7',
+      sampled: true,
+      traceState: 'rojo=1,congo=2',
+    };
+    const traced = { ...event(1), trace };
+    const untraced = event(1);
+    const [leased] = await enqueue([[traced, 'lease']]);
+    expect(leased.trace).toEqual(trace);
+    await enqueue([[untraced, 'due']]);
+    const { claims } = await store.claimDue(10, leaseAt(NOW));
+    expect(claims.map((claim) => [claim.eventId, claim.trace])).toEqual([[untraced.id, undefined]]);
+    const record = { startedAt: NOW + 100, result: result('http_error'), status: DeliveryStatus.FAILED, nextAttemptAt: null };
+    const delivered = attemptRecord(1, NOW + 100, result('success'), NOW + 200);
+    expect(
+      await store.recordAttempts([
+        { claim: leased, record },
+        { claim: claims[0], record: delivered },
+      ]),
+    ).toEqual([true, true]);
+    const recovered = await store.recoverFailed({ userId: 1, since: NOW, until: NOW + 1_000 }, 10, () => 'lease', leaseAt(NOW + 200));
+    expect(recovered).toBe(1);
+    const { claims: again } = await store.claimDue(10, leaseAt(NOW + 60_000 + 300));
+    expect(again.map((claim) => [claim.eventId, claim.trace])).toEqual([[traced.id, trace]]);
+    await store.recordAttempts([{ claim: again[0], record: { ...record, startedAt: NOW + 60_400 } }]);
+    expect(await store.enqueueAgain(traced, 'lease', leaseAt(NOW + 70_000))).toMatchObject({ eventId: traced.id, trace });
+  });
+
+  it('nextLeaseExpiry answers when the earliest running lease ends', async () => {
+    expect(await store.nextLeaseExpiry(NOW)).toBeNull();
+    await store.enqueue([event(1)], () => 'lease', leaseAt(NOW, 30_000));
+    await store.enqueue([event(2)], () => 'lease', leaseAt(NOW, 10_000));
+    expect(await store.nextLeaseExpiry(NOW)).toBe(NOW + 10_000);
+    expect(await store.nextLeaseExpiry(NOW + 20_000)).toBe(NOW + 30_000);
+  });
+
+  it("recoverFailed queues the FAILED deliveries in the window that are still their event's latest, once", async () => {
+    const { claim: alone } = await finished(1, DeliveryStatus.FAILED, NOW);
+    const { event: redelivered } = await finished(1, DeliveryStatus.FAILED, NOW + 10);
+    await store.enqueueAgain(redelivered, 'due', leaseAt(NOW + 20));
+    await finished(2, DeliveryStatus.FAILED, NOW);
+    await finished(1, DeliveryStatus.FAILED, NOW - 60_000); // before the window
+    const window = { userId: 1, since: NOW - 1_000, until: NOW + 60_000 };
+    const placed: number[] = [];
+    const queued = await store.recoverFailed(window, 100, (index) => (placed.push(index), parkedUntil(NOW + 1_000)), leaseAt(NOW + 30));
+    expect(queued).toBe(1);
+    expect(placed).toEqual([0]);
+    const { claims } = await store.claimDue(10, leaseAt(NOW + 1_000));
+    expect(claims.map((claim) => claim.eventId)).toEqual(expect.arrayContaining([alone.eventId, redelivered.id]));
+    expect(await store.recoverFailed(window, 100, () => 'due', leaseAt(NOW + 2_000))).toBe(0);
+  });
+
+  it('recoverFailed never queues an event that was delivered, also once retention purged that delivery', async () => {
+    const { event: e } = await finished(1, DeliveryStatus.FAILED, NOW);
+    const again = (await store.enqueueAgain(e, 'lease', leaseAt(NOW + 10))) as ClaimedDelivery;
+    expect(await store.recordAttempts([{ claim: again, record: attemptRecord(1, NOW + 10, result('success'), NOW + 20) }])).toEqual([true]);
+    const window = { userId: 1, since: NOW - 1_000, until: NOW + 60_000 };
+    expect(await store.recoverFailed(window, 100, () => 'due', leaseAt(NOW + 30))).toBe(0);
+
+    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toMatchObject({ deliveries: 1, events: 0 });
+    expect(await store.recoverFailed(window, 100, () => 'due', leaseAt(NOW + 40))).toBe(0);
+  });
+
+  it('purges finished deliveries with their attempts, and their events once no delivery refers to them', async () => {
+    const { event: gone } = await finished(1, DeliveryStatus.DELIVERED, NOW);
+    const { event: kept } = await finished(1, DeliveryStatus.DELIVERED, NOW);
+    await store.enqueueAgain(kept, 'due', leaseAt(NOW + 1));
+    await finished(1, DeliveryStatus.FAILED, NOW);
+    await finished(1, DeliveryStatus.DELIVERED, NOW + 10_000); // after the cut-off
+    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 1)).toMatchObject({ matched: 1, deliveries: 1, attempts: 1 });
+    const rest = await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10);
+    expect(rest).toMatchObject({ matched: 1, deliveries: 1, attempts: 1 });
+    expect(await harness.eventExists(gone.id)).toBe(false);
+    expect(await harness.eventExists(kept.id)).toBe(true);
+    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toEqual({
+      matched: 0,
+      deliveries: 0,
+      attempts: 0,
+      events: 0,
+    });
+    expect(await store.queueDepth(NOW + 5_000, 100)).toEqual({ due: 1, inFlight: 0, failed: 1 });
+  });
+
+  it("writes every new delivery in its user's partition: enqueued, within a host transaction, again, recovered", async () => {
+    const [first] = await enqueue([[event(300), 'lease']]);
+    expect(partitionOf(300)).toBe(44);
+    expect(await harness.delivery(first.id)).toMatchObject({ partition: 44 });
+    const within = leaseAt(NOW);
+    await harness.within((transaction) => store.enqueueWithin(transaction, [event(259)], () => 'lease', within), 'commit');
+    const [leasedWithin] = await store.leasedWith(within);
+    expect(await harness.delivery(leasedWithin.id)).toMatchObject({ partition: 3 });
+    const failed = await finished(513, DeliveryStatus.FAILED);
+    const again = (await store.enqueueAgain(failed.event, 'lease', leaseAt(NOW + 10))) as ClaimedDelivery;
+    expect(await harness.delivery(again.id)).toMatchObject({ partition: 1 });
+    const other = await finished(1023, DeliveryStatus.FAILED);
+    const recovery = leaseAt(NOW + 20);
+    expect(await store.recoverFailed({ userId: 1023, since: NOW - 1_000, until: NOW + 1_000 }, 10, () => 'lease', recovery)).toBe(1);
+    const [recovered] = await store.leasedWith(recovery);
+    expect(recovered.eventId).toBe(other.event.id);
+    expect(await harness.delivery(recovered.id)).toMatchObject({ partition: 255 });
+  });
+
+  /** A claim by `holder` for `partitions` (its memory's view), each lease required to run past `leasedPast`. */
+  const own = (holder: string, leasedPast = NOW, partitions: readonly number[] = EVERY_PARTITION): Ownership => ({
+    holder,
+    leasedPast,
+    partitions,
+  });
+
+  it('claims by owner take only the deliveries of partitions it names and whose lease it holds, as the partitions table says; anyDue agrees', async () => {
+    const { leases } = harness;
+    expect(await leases.take('a', [1, 2], NOW, NOW + 10_000)).toEqual([
+      { partition: 1, epoch: 1 },
+      { partition: 2, epoch: 1 },
+    ]);
+    expect(await leases.take('b', [3], NOW, NOW + 10_000)).toEqual([{ partition: 3, epoch: 1 }]);
+    for (const userId of [1, 2, 3, 257, 4]) await enqueue([[event(userId), 'due']]);
+    const usersClaimed = async (owned: Ownership, now = NOW) => {
+      const { claims } = await store.claimDue(10, leaseAt(now), undefined, owned);
+      return claims.map((claim) => claim.userId).sort((x, y) => x - y);
+    };
+    expect(await store.anyDue(NOW, own('nobody'))).toBe(false);
+    expect(await store.anyDue(NOW, own('a', NOW, []))).toBe(false);
+    expect(await store.anyDue(NOW, own('a'))).toBe(true);
+    expect(await usersClaimed(own('nobody'))).toEqual([]);
+    expect(await usersClaimed(own('a', NOW, [2, 3]))).toEqual([2]); // what it names and the table gives it
+    expect(await usersClaimed(own('a'))).toEqual([1, 257]);
+    expect(await store.anyDue(NOW, own('a'))).toBe(false);
+    expect(await store.anyDue(NOW, own('b'))).toBe(true);
+    await leases.release('b', [3]); // given back: its deliveries are no longer b's at once
+    expect(await store.anyDue(NOW, own('b'))).toBe(false);
+    expect(await usersClaimed(own('b'))).toEqual([]);
+    expect(await usersClaimed('all')).toEqual([3, 4]);
+  });
+
+  it("a holder whose lease does not run past the claim's bound claims nothing, whatever it believes; the next taker then does", async () => {
+    const { leases } = harness;
+    const [held] = await leases.take('a', [5], NOW, NOW + 10_000);
+    await enqueue([[event(5), 'due']]);
+    await enqueue([[event(5), 'due']]);
+    expect(await store.anyDue(NOW, own('a', NOW + 9_999))).toBe(true); // the lease runs past then
+    const { claims: last } = await store.claimDue(1, leaseAt(NOW), undefined, own('a', NOW + 9_999));
+    expect(last.map((claim) => claim.userId)).toEqual([5]);
+    expect(await store.anyDue(NOW, own('a', NOW + 10_000))).toBe(false);
+    expect(await store.claimDue(10, leaseAt(NOW), undefined, own('a', NOW + 10_000))).toEqual({
+      claims: [],
+      exhausted: true,
+      excluded: [],
+    });
+    expect(await store.anyDue(NOW + 10_001)).toBe(true); // the delivery is there, only not a's
+    expect(await leases.take('b', [5], NOW + 10_001, NOW + 20_000)).toEqual([{ partition: 5, epoch: held.epoch + 1 }]);
+    expect(await leases.renew('a', [held], NOW + 10_001, NOW + 20_000)).toEqual([]);
+    expect(await store.claimDue(10, leaseAt(NOW + 10_002), undefined, own('a', NOW + 10_002))).toEqual({
+      claims: [],
+      exhausted: true,
+      excluded: [],
+    });
+    const { claims } = await store.claimDue(10, leaseAt(NOW + 10_002), undefined, own('b', NOW + 10_002));
+    expect(claims.map((claim) => claim.userId)).toEqual([5]);
+    expect(claims[0].id).not.toBe(last[0].id);
+  });
+
+  it('queueDepth counts due, leased and FAILED deliveries, each capped', async () => {
+    for (let i = 0; i < 3; i++) await enqueue([[event(1), 'due']]);
+    await enqueue([[event(1), 'lease']], leaseAt(NOW, 1_000));
+    await enqueue([[event(2), parkedUntil(NOW + 60_000)]]);
+    await finished(3, DeliveryStatus.FAILED);
+    expect(await store.queueDepth(NOW, 100)).toEqual({ due: 3, inFlight: 1, failed: 1 });
+    expect(await store.queueDepth(NOW, 2)).toEqual({ due: 2, inFlight: 1, failed: 1 });
+    expect(await store.queueDepth(NOW + 1_001, 100)).toEqual({ due: 4, inFlight: 0, failed: 1 }); // the lease expired
+  });
+});

@@ -1,0 +1,130 @@
+import { DataSource } from 'typeorm';
+import { databaseOptions } from '../../src/database/database-options';
+import { PartitionOwnership1765000000000 } from '../../src/notifications/migrations/1765000000000-partition-ownership';
+import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
+import { describeEachDatabase } from '../support/each-database';
+import { persistentDatabase } from '../support/persistent-database';
+import type { TestDatabase } from '../support/test-databases';
+
+const BEFORE = NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(PartitionOwnership1765000000000));
+const WITH = NOTIFICATIONS_MIGRATIONS.slice(0, BEFORE.length + 1);
+const REPLACED = ['webhook_endpoint_failures', 'webhook_endpoint_probes', 'webhook_endpoint_slots'];
+const ADDED = ['webhook_delivery_instances', 'webhook_partitions'];
+
+describeEachDatabase('partition ownership migration on an existing $name database', (kind) => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await persistentDatabase(kind);
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  const connect = async (migrations: typeof NOTIFICATIONS_MIGRATIONS) => {
+    const dataSource = new DataSource({ ...databaseOptions(database.config), entities: [], migrations, migrationsRun: false });
+    await dataSource.initialize();
+    return dataSource;
+  };
+  // Read from the catalogue: TypeORM's own table reader wants its metadata table on MySQL once a generated column exists.
+  const mysql = kind.name !== 'sqlite';
+  const tables = async (dataSource: DataSource) =>
+    (
+      await dataSource.query<{ name: string }[]>(
+        mysql
+          ? 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()'
+          : "SELECT name FROM sqlite_master WHERE type = 'table'",
+      )
+    ).map((row) => row.name);
+  const indicesOfDeliveries = async (dataSource: DataSource) =>
+    mysql
+      ? (await dataSource.query<{ Key_name: string }[]>('SHOW INDEX FROM webhook_deliveries')).map((row) => row.Key_name)
+      : (
+          await dataSource.query<{ name: string }[]>(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'webhook_deliveries'",
+          )
+        ).map((row) => row.name);
+
+  it("puts each existing delivery in its user's partition, makes the 256 free partitions, drops the per-endpoint tables, and reverts", async () => {
+    const before = await connect(BEFORE);
+    await before.runMigrations();
+    for (const [i, userId] of [1, 256, 300, 2_147_483_647].entries()) {
+      await before.query(
+        `INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ('e${i}', ${userId}, 'RATE_SPIKE', '{}', 1)`,
+      );
+      await before.query(
+        `INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e${i}', ${userId}, 'RATE_SPIKE', 'DELIVERED', 1, 1, 2)`,
+      );
+    }
+    await before.query("INSERT INTO webhook_endpoint_failures (endpoint, failures) VALUES ('1 a.example:443', 3)");
+    await before.destroy();
+
+    const after = await connect(WITH);
+    try {
+      expect((await after.runMigrations()).map((m) => m.name)).toEqual(['PartitionOwnership1765000000000']);
+      const deliveries = await after.query<{ user_id: number | string; user_partition: number | string }[]>(
+        'SELECT user_id, user_partition FROM webhook_deliveries ORDER BY id',
+      );
+      expect(deliveries.map((row) => [Number(row.user_id), Number(row.user_partition)])).toEqual([
+        [1, 1],
+        [256, 0],
+        [300, 44],
+        [2_147_483_647, 255],
+      ]);
+      const partitions = await after.query<
+        { user_partition: number | string; holder: string | null; lease_until: unknown; epoch: unknown }[]
+      >('SELECT user_partition, holder, lease_until, epoch FROM webhook_partitions ORDER BY user_partition');
+      expect(partitions.map((row) => Number(row.user_partition))).toEqual(Array.from({ length: 256 }, (_, partition) => partition));
+      expect(new Set(partitions.map((row) => `${row.holder} ${Number(row.lease_until)} ${Number(row.epoch)}`))).toEqual(
+        new Set(['null 0 0']),
+      );
+      const current = await tables(after);
+      expect(current).toEqual(expect.arrayContaining(ADDED));
+      for (const table of REPLACED) expect(current).not.toContain(table);
+      expect(await indicesOfDeliveries(after)).toEqual(
+        expect.arrayContaining(['ix_webhook_deliveries_due', 'ix_webhook_deliveries_partition_due']),
+      );
+      if (mysql) {
+        // No default on MySQL/MariaDB: an insert that forgets the partition is refused, not put in partition 0.
+        await after.query("INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ('e9', 9, 'RATE_SPIKE', '{}', 1)");
+        await expect(
+          after.query(
+            "INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e9', 9, 'RATE_SPIKE', 'PENDING', 0, 1, 1)",
+          ),
+        ).rejects.toThrow(/user_partition/);
+      }
+
+      await after.undoLastMigration();
+      const reverted = await tables(after);
+      expect(reverted).toEqual(expect.arrayContaining(REPLACED));
+      for (const table of ADDED) expect(reverted).not.toContain(table);
+      await expect(after.query('SELECT user_partition FROM webhook_deliveries')).rejects.toThrow(/user_partition/);
+      expect(await indicesOfDeliveries(after)).not.toContain('ix_webhook_deliveries_partition_due');
+      expect(Number((await after.query('SELECT COUNT(*) AS n FROM webhook_deliveries'))[0].n)).toBe(4);
+      expect((await after.runMigrations()).map((m) => m.name)).toEqual(['PartitionOwnership1765000000000']);
+    } finally {
+      await after.destroy();
+    }
+  });
+
+  it('then tells when a receiver last answered each instance (null until one did), and reverts keeping the instances', async () => {
+    const latest = await connect(NOTIFICATIONS_MIGRATIONS);
+    try {
+      expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['AddInstanceAnsweredAt1765100000000']);
+      await latest.query("INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES ('a', 5)");
+      await latest.query("INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES ('b', 5, 4)");
+      const rows = await latest.query<{ holder: string; answered_at: unknown }[]>(
+        'SELECT holder, answered_at FROM webhook_delivery_instances ORDER BY holder',
+      );
+      expect(rows.map((row) => [row.holder, row.answered_at === null ? null : Number(row.answered_at)])).toEqual([
+        ['a', null],
+        ['b', 4],
+      ]);
+      await latest.undoLastMigration();
+      await expect(latest.query('SELECT answered_at FROM webhook_delivery_instances')).rejects.toThrow(/answered_at/);
+      expect(Number((await latest.query('SELECT COUNT(*) AS n FROM webhook_delivery_instances'))[0].n)).toBe(2);
+    } finally {
+      await latest.destroy();
+    }
+  });
+});
