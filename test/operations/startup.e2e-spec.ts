@@ -48,7 +48,7 @@ describe('service start-up', () => {
   it('refuses to start in production without METRICS_TOKEN, in one line saying how to opt out', () => {
     const { METRICS_TOKEN: _token, ...withoutToken } = PRODUCTION;
     const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
-      cwd: join(__dirname, '..'),
+      cwd: join(__dirname, '..', '..'),
       env: { PATH: process.env.PATH, ...withoutToken, DB_PATH: ':memory:' },
       encoding: 'utf8',
       timeout: 60_000,

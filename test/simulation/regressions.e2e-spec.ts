@@ -79,7 +79,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'purges-take-pending': 1,
   'no-pending-unique-index': 17,
   'delivered-stays-pending': 1,
-  'capacity-tenfold': 50,
+  'capacity-tenfold': 53,
   'cap-raised': 1,
   'probes-unguarded': 8,
   'answered-probes-fail': 16,
