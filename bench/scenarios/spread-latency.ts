@@ -32,6 +32,7 @@ export async function spreadLatency(context: BenchContext): Promise<SpreadLatenc
     for (let i = 0; i < INSTANCES; i++)
       instances.push(await startMainProcess({ database: database.env, caFile: context.caFile }, context.logDir, `spread-latency-${i + 1}`));
     await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, users, context.bases));
+    await context.receiver.call('reset'); // what earlier scenarios sent must not count as this warm-up's arrivals
     const bases = instances.map((instance) => instance.base);
     const warmup = rate * WARMUP_SECONDS;
     await publishSteadily(bases, rate, users, 0, warmup);
