@@ -11,6 +11,7 @@ import { IpcChild } from '../lib/ipc';
 import type { WakeFloorInput } from '../lib/wake-floor-process';
 import type { PauseReport } from '../lib/service-types';
 import { startIpcService } from '../lib/services';
+import { atSteadyRate } from '../lib/steady-rate';
 import { benchEvent, enableWebhooks, waitForEvents } from '../lib/workload';
 
 /** Seconds at the same rate before the measured window: the service has just booted (cold JIT, empty connection pool). */
@@ -233,15 +234,8 @@ async function measureWakeFloor(rate: number, url: string | undefined): Promise<
 
 /** Publishes events `from`… one at a time on a fixed schedule (not waiting for earlier calls); resolves with each call's publish-to-commit time. */
 async function publishSteadily(service: IpcChild, rate: number, users: number, from: number, count: number): Promise<number[]> {
-  const intervalMs = 1000 / rate;
-  const calls: Promise<{ committedMs: number }>[] = [];
-  const startedAt = wallMs();
-  for (let i = 0; i < count; i++) {
-    const wait = startedAt + i * intervalMs - wallMs();
-    if (wait > 1) await sleep(wait);
-    calls.push(service.call('publish', [benchEvent(from + i, users)]));
-  }
-  return (await Promise.all(calls)).map((call) => call.committedMs);
+  const calls = await atSteadyRate(rate, count, (i) => service.call<{ committedMs: number }>('publish', [benchEvent(from + i, users)]));
+  return calls.map((call) => call.committedMs);
 }
 
 export function percentiles(values: readonly number[]): Percentiles {

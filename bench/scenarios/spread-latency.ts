@@ -1,7 +1,8 @@
-import { sleep, wallMs } from '../lib/clock';
+import { wallMs } from '../lib/clock';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
 import { deliveryStates } from '../lib/delivery-states';
 import { type MainProcess, startMainProcess } from '../lib/services';
+import { atSteadyRate } from '../lib/steady-rate';
 import { benchEvent, enableWebhooks, postBatch, waitForEvents } from '../lib/workload';
 import { type Percentiles, percentiles } from './latency';
 
@@ -59,18 +60,7 @@ export async function spreadLatency(context: BenchContext): Promise<SpreadLatenc
   }
 }
 
-/** Events `from`… one at a time on a fixed schedule, each to the next instance in turn (not waiting for earlier calls). */
-async function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<void> {
-  const intervalMs = 1000 / rate;
-  const calls: Promise<unknown>[] = [];
-  const failures: Error[] = [];
-  const startedAt = wallMs();
-  for (let i = 0; i < count; i++) {
-    const wait = startedAt + i * intervalMs - wallMs();
-    if (wait > 1) await sleep(wait);
-    // Caught at once: a call that fails while later ones are still being scheduled is reported, not left unhandled.
-    calls.push(postBatch(bases[i % bases.length], [benchEvent(from + i, users)]).catch((error: Error) => failures.push(error)));
-  }
-  await Promise.all(calls);
-  if (failures.length > 0) throw new Error(`${failures.length} of ${count} publish calls failed, the first: ${failures[0].message}`);
+/** Events `from`… one at a time on a fixed schedule, each to the next instance in turn. */
+function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<unknown> {
+  return atSteadyRate(rate, count, (i) => postBatch(bases[i % bases.length], [benchEvent(from + i, users)]));
 }
