@@ -16,7 +16,7 @@ import { type PartitionLease, PartitionLeases } from '../../src/notifications/de
 import type { Ownership } from '../../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
-import type { InMemoryOutboxStore } from './in-memory-outbox-store';
+import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
 import type { SimTime } from './sim-time';
 import type { DatabaseFaults } from './database-faults';
 import { type Instance, type Origin, SECOND, type SendRecord } from './world-model';
@@ -43,6 +43,12 @@ export interface StoreWorld {
   notePurged(eventIds: readonly string[]): void;
 }
 
+/** A store call that holds locks between its first statement (`begin`) and its commit: rolled back if it never applies. */
+interface OpenTransaction {
+  begin(): void;
+  rollBack(): void;
+}
+
 /**
  * One instance's view of the shared in-memory outbox: its calls can be slow (applied when the latency has passed),
  * stall, or fail, as the seed says; a call still waiting when the instance crashes never applies. It also tells the
@@ -66,16 +72,25 @@ export class InstanceStore extends OutboxStore {
     op: () => Promise<T>,
     failed?: (applied: boolean) => void,
     origin: Origin = 'publish',
+    transaction?: OpenTransaction,
   ): Promise<T> {
     const world = this.world;
     const plan = world.database.plan();
     if (plan.latencyMs > SECOND)
       // a stall (an outage it waits out): plain latency is at most 400 ms
       this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + plan.latencyMs);
+    // A transaction's first statement runs halfway through the call's latency; it commits when the call applies.
+    if (transaction && plan.outcome !== 'fail' && plan.latencyMs >= 2)
+      world.time.schedule(world.time.now + Math.floor(plan.latencyMs / 2), () => {
+        if (this.instance.alive) transaction.begin();
+      });
     return new Promise<T>((resolve, reject) => {
       const apply = () => {
         if (mutates === true) world.activity++; // the partitions table holds no delivery: nothing to check again
-        if (!this.instance.alive) return;
+        if (!this.instance.alive) {
+          transaction?.rollBack(); // its connection is gone: the database rolls it back
+          return;
+        }
         let answer: Promise<T>;
         if (plan.outcome === 'fail') {
           failed?.(false);
@@ -177,19 +192,27 @@ export class InstanceStore extends OutboxStore {
     );
   }
 
+  /**
+   * A claim is a transaction of two statements: its locking read (halfway through the call's latency), whose rows other
+   * claims skip until its UPDATE and COMMIT (when the call applies), as FOR UPDATE SKIP LOCKED does on MySQL.
+   */
   claimDue(limit: number, lease: Lease, fairness?: ClaimFairness, owned?: Ownership): Promise<Claimed> {
     this.lease(lease);
     const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
+    let open: OpenClaim | null = null;
+    const read = () => (open ??= this.world.store.openClaim(limit, lease, fairness, owned));
     return this.call(
       true,
-      async () => {
+      () => {
         this.instance.claimedAt = startedAt;
-        const claimed = await this.world.store.claimDue(limit, lease, fairness, owned);
+        const claimed = read().commit();
         if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
         this.claims(claimed.claims);
-        return claimed;
+        return Promise.resolve(claimed);
       },
       this.leaseLost(lease),
+      'publish',
+      { begin: read, rollBack: () => open?.rollBack() },
     );
   }
 

@@ -54,10 +54,10 @@ export const MUTATIONS = {
     invariant: 'no-duplicate-send',
     breaks: 'a claim takes rows whose lease still runs',
     store: (store) =>
-      around(store, 'claimDue', (claimDue) => (limit, lease, fairness) => {
+      around(store, 'openClaim', (openClaim) => (limit, lease, fairness) => {
         for (const row of store.deliveries.values())
           if (row.lockedUntil !== null && row.lockedUntil >= lease.now) row.lockedUntil = lease.now - 1;
-        return claimDue(limit, lease, fairness);
+        return openClaim(limit, lease, fairness);
       }),
   },
   'records-count-twice': {
