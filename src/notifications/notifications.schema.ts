@@ -1,6 +1,7 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
 import { WebhookDeliveryInstance } from './delivery/partitions/webhook-delivery-instance.entity';
+import { WebhookEndpointCircuit } from './delivery/partitions/webhook-endpoint-circuit.entity';
 import { WebhookPartition } from './delivery/partitions/webhook-partition.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
 import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
@@ -18,6 +19,7 @@ import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
+import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -31,6 +33,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookPartition,
   WebhookDeliveryInstance,
+  WebhookEndpointCircuit,
   WebhookIdempotencyKey,
   WebhookHealth,
 ];
@@ -51,4 +54,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
+  CreateEndpointCircuits1765500000000,
 ];

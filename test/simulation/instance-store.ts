@@ -1,4 +1,5 @@
 import type { AliveInstance } from '../../src/notifications/delivery/partitions/egress-watch';
+import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
 import {
   type AttemptRecord,
   type Claimed,
@@ -41,6 +42,8 @@ export interface StoreWorld {
   /** These leases were handed back: their deliveries are claimable from now. */
   noteReleased(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
+  /** A write of `instance` keeping a circuit for the next owner applied, or failed. */
+  noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void;
 }
 
 /** A store call that holds locks between its first statement (`begin`) and its commit: rolled back if it never applies. */
@@ -267,9 +270,10 @@ export class InstanceStore extends OutboxStore {
 
   /** The partitions table as this instance sees it: every call as slow, stalled or failing as the database's faults say. */
   partitionLeases(): PartitionLeases {
-    const call = <T>(op: () => Promise<T>) => this.call('partitions', op);
+    const call = <T>(op: () => Promise<T>, failed?: (applied: boolean) => void) => this.call('partitions', op, failed);
     const leases = this.world.partitions;
     const instance = this.instance;
+    const world = this.world;
     /** What the instance's checks rely on from now: the lease ends the store answered. */
     const held = (until: number) => (answer: PartitionLease[]) => {
       for (const { partition } of answer) instance.partitionLeases.set(partition, until);
@@ -291,6 +295,22 @@ export class InstanceStore extends OutboxStore {
       }
       leave(holder: string): Promise<void> {
         return call(() => leases.leave(holder));
+      }
+      keepCircuit(circuit: KeptCircuit): Promise<void> {
+        return call(
+          () => leases.keepCircuit(circuit).then(() => world.noteCircuitKept(instance, circuit, true)),
+          (applied) => {
+            if (!applied) world.noteCircuitKept(instance, circuit, false);
+          },
+        );
+      }
+      circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
+        return call(() =>
+          leases.circuitsOf(partitions, now).then((kept) => {
+            for (const partition of partitions) instance.circuitsReadAt.set(partition, world.time.now);
+            return kept;
+          }),
+        );
       }
     })();
   }
