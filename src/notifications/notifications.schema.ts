@@ -18,6 +18,8 @@ import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
+import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
+import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -33,6 +35,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookDeliveryInstance,
   WebhookIdempotencyKey,
   WebhookHealth,
+  PublishedEventSchema,
 ];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
@@ -51,4 +54,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
+  CreateEventSchemas1765400000000,
 ];

@@ -10,6 +10,7 @@ import { rfc3339Instant } from '../common/values/rfc3339';
 import { GroupCommit } from '../common/concurrency/group-commit';
 import { isUniqueViolation } from '../common/database/database-errors';
 import { flattenValidationErrors } from '../common/api/validation.pipe';
+import { EventSchemasService } from '../event-schemas/event-schemas.service';
 import { PreferencesService } from '../preferences/preferences.service';
 import { webhookKey } from '../preferences/webhook-key';
 import { AfterCommit } from './engine/after-commit.subscriber';
@@ -126,6 +127,7 @@ export class WebhookPublisher {
     private readonly keys: IdempotencyKeyRepository,
     @Inject(IDEMPOTENCY_WINDOW_MS) private readonly keyWindowMs: number,
     private readonly tracing: DeliveryTracing,
+    private readonly eventSchemas: EventSchemasService,
   ) {}
 
   publish(event: PublishableEvent, options: PublishOptions = {}): Promise<PublishResultDto> {
@@ -133,7 +135,8 @@ export class WebhookPublisher {
   }
 
   /**
-   * Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first
+   * Validates every event, body size and the payload's event schema included (400 naming `events[i].field`: nothing of
+   * the call is stored when one event is invalid), queues the deliveries, starts the first
    * attempts. With `idempotencyKey`, a retry answers the first call's result (see {@link PublishOptions}).
    */
   async publishMany(events: readonly PublishableEvent[], options: PublishOptions = {}): Promise<PublishResultDto> {
@@ -164,6 +167,7 @@ export class WebhookPublisher {
     const key = options.idempotencyKey === undefined ? undefined : validIdempotencyKey(options.idempotencyKey, producer.keyField);
     const valid = events.map((input, index): ValidEvent => {
       const event = validated(input, index);
+      this.eventSchemas.checkPayload(event.type, event.payload, index);
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
     // Refused before anything is read through it: another DataSource's manager would read (and write) another database.

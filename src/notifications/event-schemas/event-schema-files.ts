@@ -1,0 +1,43 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { EventPayloadSchema, EventSchemas } from './event-schemas';
+import { InvalidEventSchemaError, PayloadSchemas } from './payload-schemas';
+
+const SCHEMA_FILE = /^([A-Z][A-Z0-9_]*)\.json$/;
+
+/**
+ * Reads an event catalog from a folder: one `<EVENT_TYPE>.json` per type with a schema, holding
+ * `{ "version": 1, "schema": { …JSON Schema 2020-12 of the payload… } }`; other files (a README) are ignored. Every
+ * schema is compiled here, so a bad one fails now: {@link InvalidEventSchemaError}, one line naming the file.
+ *
+ * @publicApi
+ */
+export function readEventSchemas(dir: string): EventSchemas {
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch (error) {
+    throw new InvalidEventSchemaError(
+      `Event schemas folder ${dir} cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    );
+  }
+  const catalog: Record<string, EventPayloadSchema> = {};
+  for (const name of names) {
+    const type = SCHEMA_FILE.exec(name)?.[1];
+    if (type === undefined) continue;
+    const file = join(dir, name);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      throw new InvalidEventSchemaError(`${file}: not JSON (${(error as Error).message.split('\n')[0]})`);
+    }
+    catalog[type] = parsed as EventPayloadSchema;
+    try {
+      PayloadSchemas.compile({ [type]: parsed } as EventSchemas);
+    } catch (error) {
+      throw new InvalidEventSchemaError(`${file}: ${(error as Error).message}`);
+    }
+  }
+  return catalog as EventSchemas;
+}
