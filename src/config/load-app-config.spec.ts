@@ -69,6 +69,22 @@ describe('loadAppConfig', () => {
     expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), ...env })).toThrow(variable);
   });
 
+  it('reads the event catalog of EVENT_SCHEMAS_DIR, and refuses a folder it cannot read or a file that is not JSON', () => {
+    const examples = join(__dirname, '..', '..', 'examples', 'event-catalog');
+    const config = loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), EVENT_SCHEMAS_DIR: examples });
+    expect(Object.keys(config.notifications.eventSchemas ?? {})).toHaveLength(29);
+    expect(config.notifications.eventSchemas?.LOAN_EXECUTED?.version).toBe(1);
+    const missing = join(dataDir(), 'nowhere');
+    expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), EVENT_SCHEMAS_DIR: missing })).toThrow(
+      `EVENT_SCHEMAS_DIR: Event schemas folder ${missing} cannot be read (ENOENT)`,
+    );
+    const broken = dataDir();
+    writeFileSync(join(broken, 'RATE_SPIKE.json'), '{ "version": 1, ');
+    expect(() => loadAppConfig({ DB_PATH: join(broken, 'db.sqlite'), EVENT_SCHEMAS_DIR: broken })).toThrow(
+      `EVENT_SCHEMAS_DIR: ${join(broken, 'RATE_SPIKE.json')}: not JSON`,
+    );
+  });
+
   it('reads a production configuration', () => {
     const config = loadAppConfig({
       NODE_ENV: 'production',

@@ -22,22 +22,23 @@ export function readEventSchemas(dir: string): EventSchemas {
     );
   }
   const catalog: Record<string, EventPayloadSchema> = {};
+  const files = new Map<string, string>();
   for (const name of names) {
     const type = SCHEMA_FILE.exec(name)?.[1];
     if (type === undefined) continue;
     const file = join(dir, name);
-    let parsed: unknown;
     try {
-      parsed = JSON.parse(readFileSync(file, 'utf8'));
+      catalog[type] = JSON.parse(readFileSync(file, 'utf8')) as EventPayloadSchema;
     } catch (error) {
-      throw new InvalidEventSchemaError(`${file}: not JSON (${(error as Error).message.split('\n')[0]})`);
+      throw new InvalidEventSchemaError(`${file}: not JSON (${(error as Error).message.split('\n')[0]})`, type);
     }
-    catalog[type] = parsed as EventPayloadSchema;
-    try {
-      PayloadSchemas.compile({ [type]: parsed } as EventSchemas);
-    } catch (error) {
-      throw new InvalidEventSchemaError(`${file}: ${(error as Error).message}`);
-    }
+    files.set(type, file);
+  }
+  try {
+    PayloadSchemas.compile(catalog as EventSchemas);
+  } catch (error) {
+    if (!(error instanceof InvalidEventSchemaError) || error.eventType === undefined) throw error;
+    throw new InvalidEventSchemaError(`${files.get(error.eventType)}: ${error.message}`, error.eventType);
   }
   return catalog as EventSchemas;
 }

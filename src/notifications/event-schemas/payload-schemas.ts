@@ -7,6 +7,14 @@ import { schemaRefsProblem } from './schema-refs';
 /** A catalog that cannot be used; its message is one line naming the event type and what is wrong. */
 export class InvalidEventSchemaError extends Error {
   override readonly name = 'InvalidEventSchemaError';
+
+  constructor(
+    message: string,
+    /** The event type whose schema it is, when one is to blame. */
+    readonly eventType?: string,
+  ) {
+    super(message);
+  }
 }
 
 const KNOWN_TYPES = new Set<string>(Object.values(EventType));
@@ -63,8 +71,8 @@ export class PayloadSchemas {
 }
 
 function compileOne(ajv: Ajv2020, type: string, entry: EventPayloadSchema): Compiled {
-  const fail = (problem: string) => new InvalidEventSchemaError(`Event schema of ${type}: ${problem}`);
-  if (!KNOWN_TYPES.has(type)) throw new InvalidEventSchemaError(`Event schema of ${type}: not an event type`);
+  const fail = (problem: string) => new InvalidEventSchemaError(`Event schema of ${type}: ${problem}`, type);
+  if (!KNOWN_TYPES.has(type)) throw fail('not an event type');
   if (entry === null || typeof entry !== 'object') throw fail('must be { version, schema }');
   const { version, schema } = entry;
   if (!Number.isSafeInteger(version) || version < 1) throw fail(`version must be a whole number from 1 (got ${JSON.stringify(version)})`);
