@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../src/app.module';
@@ -121,10 +124,35 @@ describeEachDatabase('event catalog on $name', (kind) => {
     });
     expect(JSON.stringify(body)).not.toContain('#/$defs');
 
-    const types = await generateOpenApiTypes(body);
-    expect(types).toMatch(/LoanExecutedPayload: \{[^}]*loanId: string;/s);
-    expect(types).toMatch(/DailyDigestPayload_CurrencySummary: \{[^}]*interestEarned: number;/s);
-    expect(types).toMatch(/LOAN_EXECUTED: \{/);
+    // A receiver's code against the generated types: a payload that breaks the schema does not compile.
+    const dir = mkdtempSync(join(tmpdir(), 'nw-typed-events-'));
+    try {
+      writeFileSync(join(dir, 'webhook-events.ts'), await generateOpenApiTypes(body));
+      writeFileSync(
+        join(dir, 'receiver.ts'),
+        [
+          "import type { components } from './webhook-events';",
+          "type LoanExecuted = components['schemas']['LoanExecutedEvent'];",
+          "type Digest = components['schemas']['DailyDigestEvent'];",
+          'export const amount = (event: LoanExecuted): string => event.payload.amount.toFixed(2);',
+          'export const earned = (event: Digest): number[] => event.payload.currencies.map((c) => c.interestEarned);',
+          "export const type: LoanExecuted['type'] = 'LOAN_EXECUTED';",
+          '// @ts-expect-error amount is a number',
+          "export const wrong: LoanExecuted['payload']['amount'] = '1000';",
+          "// @ts-expect-error the body's type is this event's",
+          "export const other: LoanExecuted['type'] = 'RATE_SPIKE';",
+        ].join('\n'),
+      );
+      const program = ts.createProgram([join(dir, 'receiver.ts')], {
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        target: ts.ScriptTarget.ES2022,
+      });
+      expect(ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
