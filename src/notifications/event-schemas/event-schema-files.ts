@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import type { EventPayloadSchema, EventSchemas } from './event-schemas';
 import { InvalidEventSchemaError, PayloadSchemas } from './payload-schemas';
 
-const SCHEMA_FILE = /^([A-Z][A-Z0-9_]*)\.json$/;
+// Every JSON file is a schema: one named after no event type (`loan_executed.json`) is refused, not silently left out.
+const SCHEMA_FILE = /^(.+)\.json$/;
 
 /**
  * Reads an event catalog from a folder: one `<EVENT_TYPE>.json` per type with a schema, holding
- * `{ "version": 1, "schema": { …JSON Schema 2020-12 of the payload… } }`; other files (a README) are ignored. Every
+ * `{ "version": 1, "schema": { …JSON Schema 2020-12 of the payload… } }`; files not ending in `.json` (a README) are ignored. Every
  * schema is compiled here, so a bad one fails now: {@link InvalidEventSchemaError}, one line naming the file.
  *
  * @publicApi

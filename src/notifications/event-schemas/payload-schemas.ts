@@ -41,6 +41,8 @@ export class PayloadSchemas {
   /** Compiles a catalog; throws {@link InvalidEventSchemaError} naming the first type that cannot be used. */
   static compile(catalog: EventSchemas | undefined): PayloadSchemas {
     // One validator instance per catalog: no schema of another catalog (another module in the process) is visible to it.
+    // Its defaults never change the data (no coerceTypes, useDefaults, removeAdditional): the payload is checked, then
+    // serialized as published.
     const ajv = new Ajv2020({ strict: true, strictTypes: false, strictTuples: false, validateFormats: false, logger: false });
     const entries = Object.entries(catalog ?? {}) as Array<[string, EventPayloadSchema | undefined]>;
     return new PayloadSchemas(entries.filter(([, entry]) => entry !== undefined).map(([type, entry]) => compileOne(ajv, type, entry!)));
