@@ -67,10 +67,13 @@ describeEachDatabase('event catalog on $name', (kind) => {
     const response = await t.publish({ events: [event(loan()), event(loan({ amount: '1000' })), event(loan())] }).expect(400);
     expect(response.body.errors).toEqual([{ field: 'events[1].payload.amount', message: 'must be number' }]);
     expect(response.body.message).toBe('events[1].payload.amount must be number');
-    const missing = await t.publish(event(loan({ loanId: undefined }))).expect(400);
+    const missing = await t.publish({ events: [event(loan({ loanId: undefined }))] }).expect(400);
     expect(missing.body.errors).toEqual([{ field: 'events[0].payload.loanId', message: 'is required' }]);
+    // A bare event (no `events`) is named as its other fields are: `payload.<field>`, as `title` would be.
     const omitted = await t.publish({ userId, type: 'LOAN_EXECUTED', severity: 'INFO', title: 'x', body: 'y' }).expect(400);
-    expect(omitted.body.errors).toEqual([{ field: 'events[0].payload.loanId', message: 'is required' }]);
+    expect(omitted.body.errors).toEqual([{ field: 'payload.loanId', message: 'is required' }]);
+    const untitled = await t.publish({ ...event(loan()), title: '' }).expect(400);
+    expect(untitled.body.errors[0].field).toBe('title');
     expect(await stored()).toEqual({ events: 0, deliveries: 0 });
   });
 
@@ -92,7 +95,7 @@ describeEachDatabase('event catalog on $name', (kind) => {
     const huge = await t.publish({ events: [event(loan()), event({ ids: Array.from({ length: 20_000 }, (_, i) => i) })] }).expect(400);
     expect(huge.body.errors[0].field).toBe('events[1].payload');
     const longString = await t.publish(event(loan({ loanId: `${'a-'.repeat(8000)}!` }))).expect(400);
-    expect(longString.body.errors).toEqual([{ field: 'events[0].payload.loanId', message: 'must match pattern "^[A-Za-z0-9_-]{1,64}$"' }]);
+    expect(longString.body.errors).toEqual([{ field: 'payload.loanId', message: 'must match pattern "^[A-Za-z0-9_-]{1,64}$"' }]);
     expect(await stored()).toEqual({ events: 0, deliveries: 0 });
   });
 

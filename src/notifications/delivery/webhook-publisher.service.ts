@@ -66,7 +66,11 @@ export interface PublishOptions {
 }
 
 /** {@link PublishOptions} of a producer whose trace context was parsed already (the internal endpoint's headers). */
-export type ProducerPublishOptions = Omit<PublishOptions, 'traceparent' | 'tracestate'> & { readonly trace?: TraceContext };
+export type ProducerPublishOptions = Omit<PublishOptions, 'traceparent' | 'tracestate'> & {
+  readonly trace?: TraceContext;
+  /** How errors name an event's fields: `events[i]` (the default), or `''` for a request of one event as a bare object. */
+  readonly eventPath?: (index: number) => string;
+};
 
 /** Who publishes: keys are unique within a scope (the internal endpoint's token, or the host). */
 export interface PublishScope {
@@ -165,9 +169,10 @@ export class WebhookPublisher {
   ): Promise<PublishResultDto> {
     const now = this.clock.now();
     const key = options.idempotencyKey === undefined ? undefined : validIdempotencyKey(options.idempotencyKey, producer.keyField);
+    const eventPath = options.eventPath ?? ((index: number) => `events[${index}]`);
     const valid = events.map((input, index): ValidEvent => {
       const event = validated(input, index);
-      this.eventSchemas.checkPayload(event.type, event.payload, index);
+      this.eventSchemas.checkPayload(event.type, event.payload, eventPath(index));
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
     // Refused before anything is read through it: another DataSource's manager would read (and write) another database.

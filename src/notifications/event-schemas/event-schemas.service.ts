@@ -35,9 +35,9 @@ export class EventSchemasService implements OnModuleInit {
     if (refusals.length > 0) throw new InvalidEventSchemaError(refusals.join('\n'));
   }
 
-  /** Throws a 400 (`InvalidFieldsException`) naming `events[index].payload…` when a payload breaks its type's schema. */
-  checkPayload(type: EventType, payload: unknown, index: number): void {
-    const problem = this.schemas.problem(type, payload ?? {}, `events[${index}].payload`);
+  /** Throws a 400 (`InvalidFieldsException`) naming `<eventPath>.payload…` when a payload breaks its type's schema. */
+  checkPayload(type: EventType, payload: unknown, eventPath: string): void {
+    const problem = this.schemas.problem(type, payload ?? {}, eventPath === '' ? 'payload' : `${eventPath}.payload`);
     if (problem) throw new InvalidFieldsException([problem]);
   }
 
