@@ -220,7 +220,10 @@ describeEachDatabase('published event schemas on $name', (kind) => {
     const rows = await startWith(database, catalog(1, added));
     expect(JSON.parse(rows[0].schema)).toEqual(added);
     await expect(startWith(database, catalog(1, v1))).rejects.toThrow('(removes note)');
-    // A type without a schema keeps a free payload, and asks nothing of the published ones.
-    await startWith(database, {});
+    // Leaving the type out would free its published fields: refused, until a raised version says so.
+    await expect(startWith(database, {})).rejects.toThrow(
+      'Event schema of LOAN_EXECUTED: version 2 was published and the catalog has none: keep its schema, or publish version 3',
+    );
+    await startWith(database, catalog(3, { type: 'object' }));
   });
 });

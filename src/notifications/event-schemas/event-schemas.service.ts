@@ -32,6 +32,14 @@ export class EventSchemasService implements OnModuleInit {
       const refusal = await this.publish(type, this.schemas.schemaOf(type)!);
       if (refusal) refusals.push(refusal);
     }
+    // A type left out of the catalog would turn its published fields into a free object: receivers lose all of them.
+    for (const { type, version } of await this.published.latestVersions()) {
+      if (this.schemas.schemaOf(type as EventType)) continue;
+      refusals.push(
+        `Event schema of ${type}: version ${version} was published and the catalog has none: keep its schema, or publish ` +
+          `version ${version + 1} (with "schema": {"type": "object"} for a free payload)`,
+      );
+    }
     if (refusals.length > 0) throw new InvalidEventSchemaError(refusals.join('\n'));
   }
 

@@ -48,11 +48,6 @@ export class PayloadSchemas {
     return new PayloadSchemas(entries.filter(([, entry]) => entry !== undefined).map(([type, entry]) => compileOne(ajv, type, entry!)));
   }
 
-  /** No event type has a schema: every payload is a free object. */
-  get empty(): boolean {
-    return this.byType.size === 0;
-  }
-
   /** The registered types, in the catalog's order. */
   get types(): readonly EventType[] {
     return [...this.byType.keys()];

@@ -22,6 +22,17 @@ export class PublishedEventSchemaRepository {
     return row?.schema ?? null;
   }
 
+  /** Every event type with a published schema, and its highest version. */
+  async latestVersions(): Promise<Array<{ type: string; version: number }>> {
+    const rows = await this.dataSource.manager
+      .createQueryBuilder(PublishedEventSchema, 'schema')
+      .select('schema.type', 'type')
+      .addSelect('MAX(schema.version)', 'version')
+      .groupBy('schema.type')
+      .getRawMany<{ type: string; version: number | string }>();
+    return rows.map((row) => ({ type: row.type, version: Number(row.version) }));
+  }
+
   /** Records a first publish; false when another instance recorded this version first (read it and compare again). */
   async insertFirst({ type, version, schema }: PublishedVersion, now: number): Promise<boolean> {
     try {
