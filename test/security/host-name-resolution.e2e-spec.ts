@@ -71,6 +71,20 @@ describe('DnsHostResolver against a DNS server on loopback', () => {
     expect(aQueries('hooks.ok.test')).toBe(before + 2);
   });
 
+  it('remembers that a name does not exist for notFoundTtlSeconds, then asks again', async () => {
+    let now = 1_000_000;
+    const resolver = new DnsHostResolver({ servers: [dns.address], notFoundTtlSeconds: 30 }, () => now);
+    const before = aQueries('gone.ok.test');
+    await expect(resolver.resolve('gone.ok.test', { deadlineMs: 1000 })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    now += 29_000;
+    await expect(resolver.resolve('GONE.ok.test', { deadlineMs: 1000 })).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    expect(aQueries('gone.ok.test')).toBe(before + 1);
+    now += 2_000;
+    dns.set('gone.ok.test', { a: ['192.0.2.13'], ttlSeconds: 60 }); // created since: seen once the "not found" expired
+    await expect(resolver.resolve('gone.ok.test', { deadlineMs: 1000 })).resolves.toEqual(['192.0.2.13']);
+    expect(aQueries('gone.ok.test')).toBe(before + 2);
+  });
+
   it('keeps at most cacheSize names, dropping the least recently used', async () => {
     const resolver = new DnsHostResolver({ servers: [dns.address], cacheSize: 2 });
     const before = [0, 1, 2].map((i) => aQueries(`lru${i}.ok.test`));

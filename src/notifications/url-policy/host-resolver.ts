@@ -22,6 +22,8 @@ export interface HostResolutionOptions {
   readonly cacheSize?: number;
   /** The longest a cached answer is kept, whatever its TTL, in seconds (default 300). */
   readonly maxTtlSeconds?: number;
+  /** How long a name found not to exist (NXDOMAIN, no A or AAAA record) is answered "not found" from the cache (default 30 s). */
+  readonly notFoundTtlSeconds?: number;
 }
 
 export const DEFAULT_HOST_RESOLUTION = {
@@ -30,6 +32,7 @@ export const DEFAULT_HOST_RESOLUTION = {
   maxInFlightPerUser: 4,
   cacheSize: 1000,
   maxTtlSeconds: 300,
+  notFoundTtlSeconds: 30,
 } as const;
 
 /** One lookup's deadline, and the user it is for when known (saves). */
@@ -145,6 +148,7 @@ class Slots {
 }
 
 interface CachedAnswer {
+  /** Empty: the name does not exist. */
   readonly addresses: readonly string[];
   readonly expiresAt: number;
 }
@@ -152,7 +156,8 @@ interface CachedAnswer {
 /**
  * The default resolver of webhook host names: A and AAAA through c-ares (`dns.Resolver`, which runs on the event loop,
  * not on libuv's 4-thread pool that getaddrinfo, file system calls and database drivers share), each lookup under the
- * caller's deadline and cancelled at it; answers cached for their TTL (bounded, least recently used dropped); one
+ * caller's deadline and cancelled at it; answers cached for their TTL, "not found" for `notFoundTtlSeconds` (bounded,
+ * least recently used dropped); one
  * query per name in flight, shared by every caller; lookups in flight capped per process and per user.
  *
  * Deadlines run on real timers (they wait for the network); the cache ages on `now` (the module's clock).
@@ -162,6 +167,7 @@ export class DnsHostResolver {
   private readonly maxPerUser: number;
   private readonly cacheSize: number;
   private readonly maxTtlMs: number;
+  private readonly notFoundTtlSeconds: number;
   private readonly slots: Slots;
   private readonly cache = new Map<string, CachedAnswer>();
   private readonly inFlight = new Map<string, Promise<string[]>>();
@@ -178,6 +184,7 @@ export class DnsHostResolver {
     this.maxPerUser = option('maxInFlightPerUser');
     this.cacheSize = option('cacheSize');
     this.maxTtlMs = option('maxTtlSeconds') * 1000;
+    this.notFoundTtlSeconds = option('notFoundTtlSeconds');
     this.slots = new Slots(option('maxInFlight'));
   }
 
@@ -196,6 +203,7 @@ export class DnsHostResolver {
     if (fixed !== null) return [...fixed];
     const name = hostname.toLowerCase().replace(/\.+$/, '');
     const cached = this.cached(name);
+    if (cached?.length === 0) throw dnsError('ENOTFOUND', hostname, 'host name not found');
     if (cached !== undefined) return [...cached];
     const shared = this.inFlight.get(name);
     if (shared !== undefined) return [...(await withDeadline(shared, deadlineMs, hostname))];
@@ -271,7 +279,10 @@ export class DnsHostResolver {
     }
     const errors = [a, aaaa].flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
     const failure = errors.find((error) => !isNoSuchNameError(error));
-    if (failure === undefined) throw dnsError('ENOTFOUND', hostname, 'host name not found');
+    if (failure === undefined) {
+      this.remember(name, [], this.notFoundTtlSeconds); // as resolvers cache NXDOMAIN (RFC 2308), for a fixed time
+      throw dnsError('ENOTFOUND', hostname, 'host name not found');
+    }
     if (timedOut || codeOf(failure) === 'ECANCELLED' || codeOf(failure) === 'ETIMEOUT') {
       throw dnsError('ETIMEOUT', hostname, `no DNS answer within ${Math.round(deadlineMs)} ms`);
     }
