@@ -161,6 +161,13 @@ describe('PartitionOwnership', () => {
     expect(ownership.count).toBe(PARTITION_COUNT);
   });
 
+  it('answers what a claim may take even when the look drops a lease that ended (the clock jumped past it)', async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    clock.current += LEASE_MS + 1; // a pause, or a test clock moved on: every lease ended
+    expect(a.ownership.owned(clock.now())).toMatchObject({ holder: 'a', partitions: [] });
+  });
+
   it('owns nothing in an api process, and everything without statements where one process delivers (SQLite)', async () => {
     const api = new PartitionOwnership(leases, clock, { ...settings, role: 'api' }, 'api');
     await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined, inherited: () => undefined });

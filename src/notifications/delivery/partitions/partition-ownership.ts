@@ -91,6 +91,8 @@ export class PartitionOwnership {
   /** What this instance may claim now: the deliveries of the partitions whose lease outlasts an attempt starting now. */
   owned(now: number): Ownership {
     if (this.mode === 'all') return 'all';
+    // First: a round it starts drops the leases that ended at once (and with them the list below, rebuilt then).
+    this.noticeEnding(now);
     const leasedPast = now + this.attemptMs;
     // Asked before every claim and poll: the list is kept until the partitions change or the earliest lease in it no
     // longer outlasts an attempt.
@@ -104,7 +106,6 @@ export class PartitionOwnership {
         }
       this.claimable = { partitions, validUntil };
     }
-    this.noticeEnding(now);
     return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
   }
 
