@@ -56,6 +56,14 @@ describe('loadAppConfig', () => {
       'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 7000 ms (record budget and tolerated clock skew)',
     ],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), JWT_AUDIENCE: 'settings' },
+      'JWT_ISSUER is required when NODE_ENV=production (the iss claim user tokens must carry)',
+    ],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), JWT_ISSUER: 'https://funding.example.com' },
+      'JWT_AUDIENCE is required when NODE_ENV=production (the aud claim user tokens must carry)',
+    ],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
     [
       { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY },
@@ -76,6 +84,8 @@ describe('loadAppConfig', () => {
       DB_TYPE: 'mysql',
       DATABASE_URL: 'mysql://app:pw@db:3306/notifications',
       JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
       JWT_MAX_LIFETIME_SECONDS: '3600',
       SERVICE_SITE: 'https://lend.example.org',
@@ -84,6 +94,11 @@ describe('loadAppConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.notifications.serviceSite).toBe('https://lend.example.org');
     expect(config.notifications.maxTokenLifetimeSeconds).toBe(3600);
+    expect(config.notifications).toMatchObject({
+      jwtIssuer: 'https://funding.example.com',
+      jwtAudience: 'notification-settings',
+      production: true,
+    });
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.notifications.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
   });
@@ -145,6 +160,8 @@ describe('loadAppConfig', () => {
     const production = {
       NODE_ENV: 'production',
       JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
       SECRETS_ENCRYPTION_KEY: KEY,
       DB_PATH: join(dataDir(), 'db.sqlite'),
     };
@@ -214,7 +231,14 @@ describe('loadAppConfig', () => {
   });
 
   describe('webhook allow-list in production', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY, METRICS_TOKEN: 'm'.repeat(32) };
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
+      SECRETS_ENCRYPTION_KEY: KEY,
+      METRICS_TOKEN: 'm'.repeat(32),
+    };
 
     it.each([
       ['0.0.0.0/0', 'an unspecified ("this network") address (0.0.0.0/8)'],

@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import type { EncryptionKey, NotificationsModuleOptions } from '../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
-import { type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
+import { ALLOW_PRIVATE_IN_PRODUCTION, type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
 
 /** Timeouts and pool limits of MySQL/MariaDB (DB_* variables); absent fields take the defaults of `databaseOptions`. */
 export interface MysqlTuning {
@@ -69,6 +69,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       jwtSecret: variables.JWT_SECRET ?? developmentSecret(devDir, 'jwt-secret', 'JWT_SECRET', () => randomBytes(32).toString('base64url')),
       allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
       maxTokenLifetimeSeconds: variables.JWT_MAX_LIFETIME_SECONDS,
+      jwtIssuer: variables.JWT_ISSUER,
+      jwtAudience: variables.JWT_AUDIENCE,
+      production: variables.NODE_ENV === NodeEnv.production,
       encryptionKeys: parseEncryptionKeys(
         variables.SECRETS_ENCRYPTION_KEY ??
           developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
@@ -76,6 +79,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       serviceSite: variables.SERVICE_SITE,
       internalApiToken: variables.INTERNAL_API_TOKEN,
       allowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
+      allowPrivateAddressesInProduction:
+        variables.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION === ALLOW_PRIVATE_IN_PRODUCTION.value ? ALLOW_PRIVATE_IN_PRODUCTION.value : undefined,
       extraCaPem: extraCa?.pem,
       hostResolution: { servers: splitDnsServers(variables.WEBHOOK_DNS_SERVERS), saveTimeoutMs: variables.WEBHOOK_DNS_SAVE_TIMEOUT_MS },
       rateLimits: {
