@@ -705,7 +705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -843,7 +843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1115,7 +1115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1194,7 +1194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1330,7 +1330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1408,7 +1408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
