@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a new cycle for every delivery that ended FAILED in a time window (same event ids and bytes)
-         * @description For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per service instance (all recover calls together); at most 10,000 per call (`more` says when to call again).
+         * @description For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per user and service instance (all your recover calls together; the recoveries of other users do not delay yours); at most 10,000 per call (`more` says when to call again).
          */
         post: operations["recoverDeliveries"];
         delete?: never;
