@@ -18,6 +18,7 @@ import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
+import { AddDeliveryLogFilterIndexes1765200000000 } from './migrations/1765200000000-add-delivery-log-filter-indexes';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
@@ -51,4 +52,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
+  AddDeliveryLogFilterIndexes1765200000000,
 ];

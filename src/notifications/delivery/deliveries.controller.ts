@@ -38,7 +38,9 @@ export class DeliveriesController {
     summary: "The user's webhook deliveries, newest first",
     description:
       'One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` ' +
-      'back as `cursor` for the next, older page until it is null. Test sends are not in the log.',
+      'back as `cursor` for the next, older page until it is null. Test sends are not in the log. A page examines at most ' +
+      '1,000 deliveries: filtered by both type and status it may hold fewer than `limit`, even none, while `nextCursor` is ' +
+      'not null; keep paging until it is null.',
   })
   @ApiOkResponse({ type: DeliveryPageDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
