@@ -184,6 +184,10 @@ export class EnvironmentVariables {
   @WholeNumber(0, 60_000)
   SHUTDOWN_READINESS_DELAY_MS = 0;
 
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'API_DOCS must be true or false' })
+  API_DOCS?: string;
+
   @WholeNumber(1)
   RETENTION_DELIVERED_DAYS = DEFAULT_RETENTION.deliveredDays;
 

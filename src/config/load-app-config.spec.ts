@@ -99,8 +99,16 @@ describe('loadAppConfig', () => {
       jwtAudience: 'notification-settings',
       production: true,
     });
+    expect(config.apiDocs).toBe(false); // Swagger UI is off in production unless API_DOCS=true
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.notifications.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('serves the API docs outside production, and in production only with API_DOCS=true', () => {
+    const dev = { DB_PATH: join(dataDir(), 'db.sqlite') };
+    expect(loadAppConfig(dev).apiDocs).toBe(true);
+    expect(loadAppConfig({ ...dev, API_DOCS: 'false' }).apiDocs).toBe(false);
+    expect(() => loadAppConfig({ ...dev, API_DOCS: 'yes' })).toThrow('API_DOCS must be true or false');
   });
 
   it('reads the database timeouts, pool limits and publish deadline', () => {
@@ -167,6 +175,7 @@ describe('loadAppConfig', () => {
     };
     expect(loadAppConfig({ ...production, METRICS_OPEN_IN_PRODUCTION: 'i-understand-metrics-are-open' }).metricsToken).toBeUndefined();
     expect(loadAppConfig({ ...production, METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
+    expect(loadAppConfig({ ...production, METRICS_TOKEN: 'm'.repeat(32), API_DOCS: 'true' }).apiDocs).toBe(true);
   });
 
   it('reads PROCESS_ROLE, all by default', () => {

@@ -41,6 +41,8 @@ export interface AppConfig {
   readonly logLevel?: LogLevel;
   /** Bearer token GET /metrics requires; open when absent. */
   readonly metricsToken?: string;
+  /** Swagger UI at /api/docs and the document at /api/docs-json (default: on, but off in production). */
+  readonly apiDocs?: boolean;
   /** After a shutdown signal, how long the service keeps working with /health/ready at 503 before it drains (default 0). */
   readonly shutdownReadinessDelayMs?: number;
 }
@@ -112,6 +114,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: variables.LOG_LEVEL,
     metricsToken: variables.METRICS_TOKEN,
     shutdownReadinessDelayMs: variables.SHUTDOWN_READINESS_DELAY_MS,
+    apiDocs: variables.API_DOCS === undefined ? variables.NODE_ENV !== NodeEnv.production : variables.API_DOCS === 'true',
   };
 }
 
