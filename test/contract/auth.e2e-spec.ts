@@ -122,7 +122,12 @@ describeEachDatabase('authentication edge cases on $name', (kind) => {
         .expect(404);
       expect(theirs.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Delivery ${delivery.id} not found` });
       expect(Object.keys(theirs.body)).toEqual(Object.keys(missing.body));
-      await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', intruder).set('Content-Type', 'application/json').expect(404);
+      await t
+        .http()
+        .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+        .set('Authorization', intruder)
+        .set('Content-Type', 'application/json')
+        .expect(404);
       expect((await t.http().get(`${DELIVERIES}`).set('Authorization', intruder).expect(200)).body.data).toEqual([]);
       expect(t.receiver.requests).toHaveLength(1);
     });
