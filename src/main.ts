@@ -42,7 +42,7 @@ async function bootstrap(): Promise<void> {
   logWebhookTrust(config);
   await app.listen(config.port);
   new Logger('Bootstrap').log(
-    `Listening on http://localhost:${config.port} (${config.database.type}); API docs at /api/docs, probes at /health/live and /health/ready, metrics at /metrics`,
+    `Listening on http://localhost:${config.port} (${config.database.type}); ${config.apiDocs ? 'API docs at /api/docs' : 'API docs off (API_DOCS)'}, probes at /health/live and /health/ready, metrics at /metrics`,
   );
 }
 

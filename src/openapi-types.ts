@@ -77,7 +77,7 @@ export interface paths {
         };
         /**
          * The user's webhook deliveries, newest first
-         * @description One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` back as `cursor` for the next, older page until it is null. Test sends are not in the log.
+         * @description One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` back as `cursor` for the next, older page until it is null. Test sends are not in the log. A page examines at most 1,000 deliveries: filtered by both type and status it may hold fewer than `limit`, even none, while `nextCursor` is not null; keep paging until it is null.
          */
         get: operations["listDeliveries"];
         put?: never;
@@ -139,7 +139,7 @@ export interface paths {
         put?: never;
         /**
          * Queue a new cycle for every delivery that ended FAILED in a time window (same event ids and bytes)
-         * @description For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per service instance (all recover calls together); at most 10,000 per call (`more` says when to call again).
+         * @description For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per user and service instance (all your recover calls together; the recoveries of other users do not delay yours); at most 10,000 per call (`more` says when to call again).
          */
         post: operations["recoverDeliveries"];
         delete?: never;
@@ -705,7 +705,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -843,7 +843,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1115,7 +1115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1194,7 +1194,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1330,7 +1330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;
@@ -1408,7 +1408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorResponseDto"];
                 };
             };
-            /** @description Request body is not `application/json`. */
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
             415: {
                 headers: {
                     [name: string]: unknown;

@@ -114,6 +114,14 @@ export class EnvironmentVariables {
   JWT_MAX_LIFETIME_SECONDS?: number;
 
   @IsOptional()
+  @IsString()
+  JWT_ISSUER?: string;
+
+  @IsOptional()
+  @IsString()
+  JWT_AUDIENCE?: string;
+
+  @IsOptional()
   @Matches(/^([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44}(,([A-Za-z0-9_-]{1,32}:)?[A-Za-z0-9+/=_-]{43,44})*$/, {
     message: 'SECRETS_ENCRYPTION_KEY must be "[id:]<32 bytes in base64>", comma-separated for several keys',
   })
@@ -176,6 +184,10 @@ export class EnvironmentVariables {
 
   @WholeNumber(0, 60_000)
   SHUTDOWN_READINESS_DELAY_MS = 0;
+
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'API_DOCS must be true or false' })
+  API_DOCS?: string;
 
   @WholeNumber(1)
   RETENTION_DELIVERED_DAYS = DEFAULT_RETENTION.deliveredDays;
@@ -274,6 +286,9 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
   }
   if (variables.NODE_ENV === NodeEnv.production) {
     if (!variables.JWT_SECRET) problems.push('JWT_SECRET is required when NODE_ENV=production');
+    // Without them any HS256 token signed with JWT_SECRET (a password-reset link, say) opens the settings API.
+    if (!variables.JWT_ISSUER) problems.push('JWT_ISSUER is required when NODE_ENV=production (the iss claim user tokens must carry)');
+    if (!variables.JWT_AUDIENCE) problems.push('JWT_AUDIENCE is required when NODE_ENV=production (the aud claim user tokens must carry)');
     if (!variables.SECRETS_ENCRYPTION_KEY) problems.push('SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production');
     // Anyone who reaches an open /metrics reads the service's internals and makes it count its queue.
     if (!variables.METRICS_TOKEN && variables.METRICS_OPEN_IN_PRODUCTION !== METRICS_OPEN_IN_PRODUCTION.value) {

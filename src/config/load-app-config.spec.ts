@@ -56,6 +56,14 @@ describe('loadAppConfig', () => {
       'DELIVERY_LEASE_MS (60000) must exceed DELIVERY_TIMEOUT_MS (60000) by more than 7000 ms (record budget and tolerated clock skew)',
     ],
     [{ NODE_ENV: 'production', SECRETS_ENCRYPTION_KEY: KEY }, 'JWT_SECRET is required when NODE_ENV=production'],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), JWT_AUDIENCE: 'settings' },
+      'JWT_ISSUER is required when NODE_ENV=production (the iss claim user tokens must carry)',
+    ],
+    [
+      { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), JWT_ISSUER: 'https://funding.example.com' },
+      'JWT_AUDIENCE is required when NODE_ENV=production (the aud claim user tokens must carry)',
+    ],
     [{ NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32) }, 'SECRETS_ENCRYPTION_KEY is required when NODE_ENV=production'],
     [
       { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY },
@@ -97,6 +105,8 @@ describe('loadAppConfig', () => {
       DB_TYPE: 'mysql',
       DATABASE_URL: 'mysql://app:pw@db:3306/notifications',
       JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
       SECRETS_ENCRYPTION_KEY: `k2:${KEY},k1:${Buffer.alloc(32, 1).toString('base64')}`,
       JWT_MAX_LIFETIME_SECONDS: '3600',
       SERVICE_SITE: 'https://lend.example.org',
@@ -105,8 +115,21 @@ describe('loadAppConfig', () => {
     expect(config.port).toBe(8080);
     expect(config.notifications.serviceSite).toBe('https://lend.example.org');
     expect(config.notifications.maxTokenLifetimeSeconds).toBe(3600);
+    expect(config.notifications).toMatchObject({
+      jwtIssuer: 'https://funding.example.com',
+      jwtAudience: 'notification-settings',
+      production: true,
+    });
+    expect(config.apiDocs).toBe(false); // Swagger UI is off in production unless API_DOCS=true
     expect(config.database).toEqual({ type: 'mysql', url: 'mysql://app:pw@db:3306/notifications', tuning: {} });
     expect(config.notifications.encryptionKeys.map((k) => k.id)).toEqual(['k2', 'k1']);
+  });
+
+  it('serves the API docs outside production, and in production only with API_DOCS=true', () => {
+    const dev = { DB_PATH: join(dataDir(), 'db.sqlite') };
+    expect(loadAppConfig(dev).apiDocs).toBe(true);
+    expect(loadAppConfig({ ...dev, API_DOCS: 'false' }).apiDocs).toBe(false);
+    expect(() => loadAppConfig({ ...dev, API_DOCS: 'yes' })).toThrow('API_DOCS must be true or false');
   });
 
   it('reads the database timeouts, pool limits and publish deadline', () => {
@@ -166,11 +189,14 @@ describe('loadAppConfig', () => {
     const production = {
       NODE_ENV: 'production',
       JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
       SECRETS_ENCRYPTION_KEY: KEY,
       DB_PATH: join(dataDir(), 'db.sqlite'),
     };
     expect(loadAppConfig({ ...production, METRICS_OPEN_IN_PRODUCTION: 'i-understand-metrics-are-open' }).metricsToken).toBeUndefined();
     expect(loadAppConfig({ ...production, METRICS_TOKEN: 'm'.repeat(32) }).metricsToken).toBe('m'.repeat(32));
+    expect(loadAppConfig({ ...production, METRICS_TOKEN: 'm'.repeat(32), API_DOCS: 'true' }).apiDocs).toBe(true);
   });
 
   it('reads PROCESS_ROLE, all by default', () => {
@@ -235,7 +261,14 @@ describe('loadAppConfig', () => {
   });
 
   describe('webhook allow-list in production', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'j'.repeat(32), SECRETS_ENCRYPTION_KEY: KEY, METRICS_TOKEN: 'm'.repeat(32) };
+    const production = {
+      NODE_ENV: 'production',
+      JWT_SECRET: 'j'.repeat(32),
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
+      SECRETS_ENCRYPTION_KEY: KEY,
+      METRICS_TOKEN: 'm'.repeat(32),
+    };
 
     it.each([
       ['0.0.0.0/0', 'an unspecified ("this network") address (0.0.0.0/8)'],

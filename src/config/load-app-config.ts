@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { type EncryptionKey, type EventSchemas, type NotificationsModuleOptions, readEventSchemas } from '../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
-import { type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
+import { ALLOW_PRIVATE_IN_PRODUCTION, type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
 
 /** Timeouts and pool limits of MySQL/MariaDB (DB_* variables); absent fields take the defaults of `databaseOptions`. */
 export interface MysqlTuning {
@@ -41,6 +41,8 @@ export interface AppConfig {
   readonly logLevel?: LogLevel;
   /** Bearer token GET /metrics requires; open when absent. */
   readonly metricsToken?: string;
+  /** Swagger UI at /api/docs and the document at /api/docs-json (default: on, but off in production). */
+  readonly apiDocs?: boolean;
   /** After a shutdown signal, how long the service keeps working with /health/ready at 503 before it drains (default 0). */
   readonly shutdownReadinessDelayMs?: number;
 }
@@ -69,6 +71,9 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       jwtSecret: variables.JWT_SECRET ?? developmentSecret(devDir, 'jwt-secret', 'JWT_SECRET', () => randomBytes(32).toString('base64url')),
       allowTokensWithoutExpiry: variables.JWT_ALLOW_TOKENS_WITHOUT_EXPIRY === 'true',
       maxTokenLifetimeSeconds: variables.JWT_MAX_LIFETIME_SECONDS,
+      jwtIssuer: variables.JWT_ISSUER,
+      jwtAudience: variables.JWT_AUDIENCE,
+      production: variables.NODE_ENV === NodeEnv.production,
       encryptionKeys: parseEncryptionKeys(
         variables.SECRETS_ENCRYPTION_KEY ??
           developmentSecret(devDir, 'secrets-encryption-key', 'SECRETS_ENCRYPTION_KEY', () => `dev:${randomBytes(32).toString('base64')}`),
@@ -76,6 +81,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       serviceSite: variables.SERVICE_SITE,
       internalApiToken: variables.INTERNAL_API_TOKEN,
       allowedCidrs: splitCidrs(variables.WEBHOOK_ALLOWED_CIDRS),
+      allowPrivateAddressesInProduction:
+        variables.WEBHOOK_ALLOW_PRIVATE_IN_PRODUCTION === ALLOW_PRIVATE_IN_PRODUCTION.value ? ALLOW_PRIVATE_IN_PRODUCTION.value : undefined,
       extraCaPem: extraCa?.pem,
       hostResolution: { servers: splitDnsServers(variables.WEBHOOK_DNS_SERVERS), saveTimeoutMs: variables.WEBHOOK_DNS_SAVE_TIMEOUT_MS },
       rateLimits: {
@@ -108,6 +115,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: variables.LOG_LEVEL,
     metricsToken: variables.METRICS_TOKEN,
     shutdownReadinessDelayMs: variables.SHUTDOWN_READINESS_DELAY_MS,
+    apiDocs: variables.API_DOCS === undefined ? variables.NODE_ENV !== NodeEnv.production : variables.API_DOCS === 'true',
   };
 }
 

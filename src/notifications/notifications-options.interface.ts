@@ -36,6 +36,13 @@ export interface NotificationsModuleOptions {
   readonly allowTokensWithoutExpiry?: boolean;
   /** With `jwtSecret`: the longest lifetime (`exp` - `iat`, in seconds) a user token may claim; default 7 days. */
   readonly maxTokenLifetimeSeconds?: number;
+  /**
+   * With `jwtSecret`: the `iss` claim a user token must carry (others are 401), so that tokens of other kinds signed with
+   * the same key (password reset, e-mail links) do not open the settings API. Required in production.
+   */
+  readonly jwtIssuer?: string;
+  /** With `jwtSecret`: the `aud` claim a user token must carry (or one of its `aud` values). Required in production. */
+  readonly jwtAudience?: string;
   /** Replaces JWT authentication with the host app's own user resolution. */
   readonly resolveUserId?: UserIdResolver;
   /** Encryption keys for signing secrets. The first one encrypts new secrets; all of them decrypt. */
@@ -55,6 +62,17 @@ export interface NotificationsModuleOptions {
    * test receiver on loopback). Empty by default; never set it in production.
    */
   readonly allowedCidrs?: readonly string[];
+  /**
+   * Only `'i-understand-the-ssrf-risk'`: lets the module start in production with `allowedCidrs` that reach non-public
+   * addresses (webhook URLs can then reach those internal addresses). Without it such a list refuses to start.
+   */
+  readonly allowPrivateAddressesInProduction?: 'i-understand-the-ssrf-risk';
+  /**
+   * Whether this is production, where the options are checked more strictly (`allowedCidrs`, `jwtIssuer`,
+   * `jwtAudience`). Default: `process.env.NODE_ENV === 'production'`. Every start refuses a `jwtSecret` or
+   * `internalApiToken` under 32 characters and `allowedCidrs` entries that are not IP ranges.
+   */
+  readonly production?: boolean;
   /** PEM of extra CA certificates trusted for webhook receivers, added to Node's defaults (tests: a self-signed receiver). */
   readonly extraCaPem?: string;
   /** Public site of the service, in the `User-Agent: Service/<version> (+<site>)` of every delivery. */

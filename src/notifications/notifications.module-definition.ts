@@ -1,6 +1,7 @@
-import { ConfigurableModuleBuilder, type DynamicModule, Module } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type DynamicModule, Module, type Provider } from '@nestjs/common';
 import type { NotificationsOptionsFactory } from './notifications-options-factory';
 import type { NotificationsModuleOptions } from './notifications-options.interface';
+import { validatedNotificationsOptions } from './notifications-options-validation';
 
 /** Extras of `forRoot`/`forRootAsync`, next to the module options. */
 interface NotificationsModuleExtras {
@@ -10,6 +11,8 @@ interface NotificationsModuleExtras {
    */
   readonly isGlobal?: boolean;
 }
+
+const GIVEN_OPTIONS = Symbol('NotificationsModuleOptions as given');
 
 /** Holds the options for the module's own feature modules, whether or not the host sees NotificationsModule globally. */
 @Module({})
@@ -28,12 +31,20 @@ export const {
 
 // The feature modules inject the options wherever NotificationsModule is imported, so (as TypeORM's core module does) the
 // options provider, and whatever it injects, live in a global module of their own; `isGlobal` decides only what hosts see.
+// The options the host gave are provided under GIVEN_OPTIONS; NOTIFICATIONS_OPTIONS, which every feature injects, is
+// their validated version, so no part of the module ever sees options the standalone service's checks would refuse.
 function withGlobalOptions(definition: DynamicModule, { isGlobal }: NotificationsModuleExtras): DynamicModule {
+  const given = (definition.providers ?? []).map((provider) =>
+    typeof provider === 'object' && 'provide' in provider && provider.provide === NOTIFICATIONS_OPTIONS
+      ? { ...provider, provide: GIVEN_OPTIONS }
+      : provider,
+  );
+  const validated: Provider = { provide: NOTIFICATIONS_OPTIONS, inject: [GIVEN_OPTIONS], useFactory: validatedNotificationsOptions };
   const options: DynamicModule = {
     module: NotificationsOptionsModule,
     global: true,
     imports: definition.imports,
-    providers: definition.providers,
+    providers: [...given, validated],
     exports: [NOTIFICATIONS_OPTIONS],
   };
   return { ...definition, global: isGlobal, imports: [options], providers: [] };

@@ -19,6 +19,7 @@ import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
+import { AddDeliveryLogFilterIndexes1765200000000 } from './migrations/1765200000000-add-delivery-log-filter-indexes';
 import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
@@ -57,6 +58,7 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
+  AddDeliveryLogFilterIndexes1765200000000,
   CreateEventSchemas1765400000000,
   CreateEndpointCircuits1765500000000,
 ];

@@ -17,4 +17,5 @@ if (userId === undefined) {
   console.error('Usage: npm run token -- <userId>   (a positive integer)');
   process.exit(1);
 }
-console.log(signUserToken(loadAppConfig().notifications.jwtSecret!, userId));
+const { jwtSecret, jwtIssuer, jwtAudience } = loadAppConfig().notifications;
+console.log(signUserToken(jwtSecret!, userId, undefined, { issuer: jwtIssuer, audience: jwtAudience }));

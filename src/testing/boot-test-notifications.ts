@@ -102,7 +102,11 @@ export async function bootTestNotifications(options: BootTestNotificationsOption
     const kit = attachNotificationsTestKit(app, { receiver, clock });
     return {
       ...kit,
-      bearer: (userId) => `Bearer ${signUserToken(moduleOptions.jwtSecret ?? TEST_JWT_SECRET, userId)}`,
+      bearer: (userId) =>
+        `Bearer ${signUserToken(moduleOptions.jwtSecret ?? TEST_JWT_SECRET, userId, undefined, {
+          issuer: moduleOptions.jwtIssuer,
+          audience: moduleOptions.jwtAudience,
+        })}`,
       async close() {
         await app.close();
         if (!options.receiver) await receiver.close();

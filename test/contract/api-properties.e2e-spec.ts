@@ -377,6 +377,8 @@ describeEachDatabase('API properties from openapi.json on $name', (kind) => {
     const headers: Record<string, string> = {};
     if (c.credential.authorization !== undefined) headers.authorization = c.credential.authorization;
     if (c.body?.contentType !== undefined) headers['content-type'] = c.body.contentType;
+    // Without a body a state-changing request still says JSON, as clients must (docs/api.md: cross-site requests).
+    if (c.body === undefined && method !== 'GET') headers['content-type'] = 'application/json';
     const response = await request(`${origin}${url}`, {
       method: method as Dispatcher.HttpMethod,
       headers,

@@ -1,6 +1,6 @@
 import { JwtService, type JwtSignOptions } from '@nestjs/jwt';
 import { signUserToken } from '../../src/notifications/auth/jwt-user-resolver';
-import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
+import { appPerSuite, appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp, TEST_JWT_SECRET } from '../support/test-app';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
@@ -76,6 +76,34 @@ describeEachDatabase('authentication edge cases on $name', (kind) => {
     });
   });
 
+  describe('user tokens bound to an issuer and an audience', () => {
+    const bound = appPerSuite(kind, { rateLimits: false, jwtIssuer: 'https://funding.example.com', jwtAudience: 'notification-settings' });
+    const claims = { sub: '1', iss: 'https://funding.example.com', aud: 'notification-settings' };
+
+    it('accepts a token with both', async () => {
+      await bound
+        .http()
+        .get(SETTINGS)
+        .set('Authorization', `Bearer ${signed(claims)}`)
+        .expect(200);
+      await bound.http().get(SETTINGS).set('Authorization', bound.bearer(1)).expect(200);
+    });
+
+    it.each([
+      ['no iss (another kind of token signed with the same key)', { sub: '1', aud: claims.aud }],
+      ['another iss', { ...claims, iss: 'https://mail.example.com' }],
+      ['no aud', { sub: '1', iss: claims.iss }],
+      ['another aud (a password-reset link)', { ...claims, aud: 'password-reset' }],
+    ])('answers 401 for %s', async (_, payload) => {
+      const response = await bound
+        .http()
+        .get(SETTINGS)
+        .set('Authorization', `Bearer ${signed(payload)}`)
+        .expect(401);
+      expect(response.body).toEqual(UNAUTHORIZED);
+    });
+  });
+
   describe("another user's deliveries", () => {
     it('answers 404, exactly as for an id that does not exist, on detail and redeliver', async () => {
       const owner = 101;
@@ -94,7 +122,12 @@ describeEachDatabase('authentication edge cases on $name', (kind) => {
         .expect(404);
       expect(theirs.body).toEqual({ statusCode: 404, error: 'Not Found', message: `Delivery ${delivery.id} not found` });
       expect(Object.keys(theirs.body)).toEqual(Object.keys(missing.body));
-      await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', intruder).expect(404);
+      await t
+        .http()
+        .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+        .set('Authorization', intruder)
+        .set('Content-Type', 'application/json')
+        .expect(404);
       expect((await t.http().get(`${DELIVERIES}`).set('Authorization', intruder).expect(200)).body.data).toEqual([]);
       expect(t.receiver.requests).toHaveLength(1);
     });

@@ -29,7 +29,8 @@ describeEachDatabase('rate limits on $name', (kind) => {
   const get = (path = SETTINGS, id = userId) => t.http().get(path).set('Authorization', t.bearer(id));
   const testSend = (id = userId) =>
     t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(id)).send({ type: 'RATE_SPIKE' });
-  const redeliver = (id = userId) => t.http().post(`${DELIVERIES}/999999/redeliver`).set('Authorization', t.bearer(id));
+  const redeliver = (id = userId) =>
+    t.http().post(`${DELIVERIES}/999999/redeliver`).set('Authorization', t.bearer(id)).set('Content-Type', 'application/json');
 
   it('answers 429 with Retry-After and the error shape once a user spent the settings budget, across endpoints', async () => {
     for (let i = 0; i < 3; i++) await get().expect(200);

@@ -172,7 +172,10 @@ describeEachDatabase('generated clients against the service on $name', (kind) =>
     const detail = await client.GET('/api/v1/settings/notifications/webhook-deliveries/{id}', { params: { path: { id } } });
     expect(detail.data).toMatchObject({ id, status: 'DELIVERED', attempts: [{ attemptNumber: 1, outcome: 'success' }] });
 
-    const redelivered = await client.POST('/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', { params: { path: { id } } });
+    const redelivered = await client.POST('/api/v1/settings/notifications/webhook-deliveries/{id}/redeliver', {
+      params: { path: { id } },
+      headers: { 'Content-Type': 'application/json' }, // openapi-fetch sets it only with a body
+    });
     expect(redelivered.response.status).toBe(202);
     expect(redelivered.data).toMatchObject({ eventId: detail.data!.eventId, status: 'PENDING' });
 

@@ -236,7 +236,12 @@ describeEachDatabase('webhook delivery on $name', (kind) => {
     await t.publish(event()).expect(202);
     const [first] = await t.waitForDelivery({ userId });
     const [delivery] = (await deliveries()).data;
-    await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(202);
+    await t
+      .http()
+      .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId))
+      .set('Content-Type', 'application/json')
+      .expect(202);
     const [, second] = await t.waitForDelivery({ userId, count: 2 });
     expect(second.headers['x-service-event-id']).toBe(first.headers['x-service-event-id']);
     expect(second.rawBody.equals(first.rawBody)).toBe(true);
@@ -244,6 +249,7 @@ describeEachDatabase('webhook delivery on $name', (kind) => {
       .http()
       .post(`${DELIVERIES}/${delivery.id}/redeliver`)
       .set('Authorization', t.bearer(userId + 1000))
+      .set('Content-Type', 'application/json')
       .expect(404);
   });
 
@@ -254,7 +260,12 @@ describeEachDatabase('webhook delivery on $name', (kind) => {
     await t.waitForDelivery({ userId });
     const [delivery] = (await deliveries()).data;
     expect(delivery).toMatchObject({ status: 'PENDING', attemptCount: 1 });
-    const conflict = await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(409);
+    const conflict = await t
+      .http()
+      .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId))
+      .set('Content-Type', 'application/json')
+      .expect(409);
     expect(conflict.body).toEqual({
       statusCode: 409,
       error: 'Conflict',

@@ -170,6 +170,40 @@ describeEachDatabase('endpoint health on $name', (kind) => {
     }
   });
 
+  it("starts a new URL healthy: changing a failing webhook's URL clears its failures; saving the same URL keeps them", async () => {
+    const s = await scenario();
+    try {
+      await s.t.enableWebhook(s.userId, 'RATE_SPIKE', `/old${s.userId}`);
+      s.t.receiver.respondWith({ status: 503 });
+      await s.publish('RATE_SPIKE', 3);
+      expect(await s.health('RATE_SPIKE')).toMatchObject({ state: 'FAILING', failedAttemptsInRow: 3 });
+
+      await s.t.enableWebhook(s.userId, 'RATE_SPIKE', `/old${s.userId}`); // the same URL again: nothing changed
+      await s.t.settle();
+      expect(await s.health('RATE_SPIKE')).toMatchObject({ state: 'FAILING', failedAttemptsInRow: 3 });
+
+      await s.t.enableWebhook(s.userId, 'RATE_SPIKE', `/new${s.userId}`); // before the old deliveries' retries are due
+      await s.t.settle();
+      const fresh = await s.health('RATE_SPIKE');
+      expect(fresh).toMatchObject({
+        webhookUrl: s.t.receiver.url(`/new${s.userId}`),
+        state: 'HEALTHY',
+        failedAttemptsInRow: 0,
+        failingSince: null,
+        lastSuccessAt: null,
+        circuitOpenUntil: null,
+      });
+      expect(fresh).not.toHaveProperty('lastAttempt'); // the last attempt went to the old URL
+      expect(s.kinds()).toEqual(['became_failing: HEALTHY → FAILING', 'recovered: FAILING → HEALTHY']);
+
+      s.t.receiver.respondWith({ status: 503 }); // the new URL's own failures count from zero
+      await s.publish('RATE_SPIKE');
+      expect(await s.health('RATE_SPIKE')).toMatchObject({ state: 'HEALTHY', failedAttemptsInRow: 1 });
+    } finally {
+      await s.t.close();
+    }
+  });
+
   it('reports the circuit open, until when, and how many deliveries wait; a 2xx after the cool-down closes it', async () => {
     const coolDownMs = 10 * MINUTE;
     const s = await scenario({

@@ -44,7 +44,8 @@ describeEachDatabase('one retry cycle per event on $name', (kind) => {
     });
     return { eventId, deliveryId: Number(inserted.identifiers[0].id) };
   };
-  const redeliver = (id: number) => t.http().post(`${DELIVERIES}/${id}/redeliver`).set('Authorization', t.bearer(userId));
+  const redeliver = (id: number) =>
+    t.http().post(`${DELIVERIES}/${id}/redeliver`).set('Authorization', t.bearer(userId)).set('Content-Type', 'application/json');
   const recover = (since: number) =>
     t
       .http()

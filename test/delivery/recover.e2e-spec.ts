@@ -111,23 +111,34 @@ describeEachDatabase('recover failed deliveries over a time window on $name', (k
     expect(new Set(t.receiver.requests.map((r) => r.eventId)).size).toBe(150);
   });
 
-  it('paces all recover calls of a process together: two users recovering at once share the 100 a second', async () => {
-    const other = userId + 1000;
-    await t.enableWebhook(userId, 'RATE_SPIKE', `/u${userId}`);
-    await t.enableWebhook(other, 'RATE_SPIKE', `/u${other}`);
-    const since = new Date(t.clock.now()).toISOString();
-    await failAll([
-      ...Array.from({ length: 60 }, (_, i) => event('RATE_SPIKE', `a ${i}`)),
-      ...Array.from({ length: 60 }, (_, i) => event('RATE_SPIKE', `b ${i}`, other)),
-    ]);
+  /** `count` FAILED deliveries of the user written straight into the tables (no retry schedule to walk), updated now. */
+  const seedFailed = async (as: number, count: number) => {
+    const ids = Array.from({ length: count }, (_, i) => `rec-${as}-${i}`);
+    const now = t.clock.now();
+    await t.dataSource.query(
+      `INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ${ids.map(() => '(?, ?, ?, ?, ?)').join(', ')}`,
+      ids.flatMap((id) => [id, as, 'RATE_SPIKE', '{}', now]),
+    );
+    await t.dataSource.query(
+      'INSERT INTO webhook_deliveries (event_id, user_id, user_partition, type, status, attempt_count, created_at, updated_at) VALUES ' +
+        ids.map(() => "(?, ?, ?, 'RATE_SPIKE', 'FAILED', 6, ?, ?)").join(', '),
+      ids.flatMap((id) => [id, as, as % 256, now, now]),
+    );
+  };
 
-    expect((await recover({ since }).expect(202)).body).toEqual({ queued: 60, more: false });
+  it("paces each user's recoveries on their own: one user's large recovery does not delay another's", async () => {
+    const other = userId + 1000;
+    const since = new Date(t.clock.now() - MINUTE).toISOString();
+    await seedFailed(userId, 150);
+    await seedFailed(other, 60);
+
+    expect((await recover({ since }).expect(202)).body).toEqual({ queued: 150, more: false });
     expect((await recover({ since }, other).expect(202)).body).toEqual({ queued: 60, more: false });
-    const dueNow = async () =>
-      [...(await pendingOf(userId)), ...(await pendingOf(other))].filter((d) => d.nextAttemptAt! <= t.clock.now()).length;
-    expect(await dueNow()).toBe(100);
+    const dueNow = async (as: number) => (await pendingOf(as)).filter((d) => d.nextAttemptAt! <= t.clock.now()).length;
+    expect(await dueNow(other)).toBe(60); // not queued behind the first user's 150
+    expect(await dueNow(userId)).toBe(100); // the first user's own pace: 100 a second
     t.advance(1_000);
-    expect(await dueNow()).toBe(120);
+    expect(await dueNow(userId)).toBe(150);
   });
 
   it.each([

@@ -35,4 +35,45 @@ describe('NotificationsModule set-up mistakes', () => {
   it('starts when imported once next to ScheduleModule.forRoot()', async () => {
     await expect(start([inMemoryDatabase(), ScheduleModule.forRoot(), NotificationsModule.forRoot(options())])).resolves.toBeUndefined();
   });
+
+  describe('validates its options as the standalone service validates its environment', () => {
+    const boot = (overrides: object) =>
+      start([inMemoryDatabase(), ScheduleModule.forRoot(), NotificationsModule.forRoot({ ...options(), ...overrides })]);
+    const bootAsync = (overrides: object) =>
+      start([
+        inMemoryDatabase(),
+        ScheduleModule.forRoot(),
+        NotificationsModule.forRootAsync({ useFactory: async () => ({ ...options(), ...overrides }) }),
+      ]);
+    const production = { production: true, jwtIssuer: 'https://funding.example.com', jwtAudience: 'notification-settings' };
+
+    it.each([
+      ['a jwtSecret under 32 characters', { jwtSecret: 'short-secret' }, 'jwtSecret must be at least 32 characters'],
+      ['an internalApiToken under 32 characters', { internalApiToken: 'short-token' }, 'internalApiToken must be at least 32 characters'],
+      ['an allowedCidrs entry that is a host name', { allowedCidrs: ['localhost'] }, 'allowedCidrs must list IP ranges'],
+      [
+        'in production, allowedCidrs reaching private addresses without the acknowledgement',
+        { ...production, allowedCidrs: ['10.0.0.0/8'] },
+        'allowedCidrs lets webhooks reach non-public addresses (10.0.0.0/8',
+      ],
+      ['in production, a jwtSecret without jwtIssuer', { ...production, jwtIssuer: undefined }, 'jwtIssuer is required in production'],
+      [
+        'in production, a jwtSecret without jwtAudience',
+        { ...production, jwtAudience: undefined },
+        'jwtAudience is required in production',
+      ],
+    ])('refuses to start with %s, naming the option (forRoot and forRootAsync)', async (_, overrides, message) => {
+      await expect(boot(overrides)).rejects.toThrow(`Invalid NotificationsModule options:\n  - ${message}`);
+      await expect(bootAsync(overrides)).rejects.toThrow(`Invalid NotificationsModule options:\n  - ${message}`);
+    });
+
+    it('starts in production with the acknowledgement, and outside production without it', async () => {
+      const privateRanges = { allowedCidrs: ['10.0.0.0/8'] };
+      await expect(
+        boot({ ...production, ...privateRanges, allowPrivateAddressesInProduction: 'i-understand-the-ssrf-risk' }),
+      ).resolves.toBeUndefined();
+      await expect(boot({ ...privateRanges, production: false })).resolves.toBeUndefined();
+      await expect(boot({ ...production, allowedCidrs: ['8.8.8.0/24'] })).resolves.toBeUndefined();
+    });
+  });
 });

@@ -9,6 +9,8 @@ const ROOT = resolve(__dirname, '..', '..');
 const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'production-install-jwt-secret-0123456789abcdef',
+  JWT_ISSUER: 'https://funding.example.com',
+  JWT_AUDIENCE: 'notification-settings',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
   METRICS_TOKEN: 'production-install-metrics-token-0123456789ab',
 };

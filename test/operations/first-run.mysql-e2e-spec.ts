@@ -11,6 +11,8 @@ const SERVER = `${new URL(SERVER_URL).hostname}:${new URL(SERVER_URL).port || '3
 const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'first-run-test-jwt-secret-0123456789abcdef',
+  JWT_ISSUER: 'https://funding.example.com',
+  JWT_AUDIENCE: 'notification-settings',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
   METRICS_TOKEN: 'first-run-test-metrics-token-0123456789abcdef',
 };
@@ -145,6 +147,7 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration AddEndpointProbeHolder1764900000000',
       'Applied migration PartitionOwnership1765000000000',
       'Applied migration AddInstanceAnsweredAt1765100000000',
+      'Applied migration AddDeliveryLogFilterIndexes1765200000000',
       'Applied migration CreateEventSchemas1765400000000',
       'Applied migration CreateEndpointCircuits1765500000000',
     ]);

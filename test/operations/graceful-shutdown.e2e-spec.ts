@@ -26,6 +26,8 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
       DB_TYPE: 'sqlite',
       DB_PATH: join(dir, 'notifications.sqlite'),
       JWT_SECRET,
+      JWT_ISSUER: 'https://funding.example.com',
+      JWT_AUDIENCE: 'notification-settings',
       SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
       INTERNAL_API_TOKEN: INTERNAL_TOKEN,
       METRICS_TOKEN: 'graceful-shutdown-metrics-token-0123456789ab',
@@ -45,7 +47,10 @@ describe('graceful shutdown of a real service process on SIGTERM', () => {
   it('finishes the attempts in flight, starts no new ones, releases the other leases and exits', async () => {
     const settings = await fetch(`${service.baseUrl}/api/v1/settings/notifications`, {
       method: 'PUT',
-      headers: { Authorization: `Bearer ${signUserToken(JWT_SECRET, 7)}`, 'Content-Type': 'application/json' },
+      headers: {
+        Authorization: `Bearer ${signUserToken(JWT_SECRET, 7, undefined, { issuer: 'https://funding.example.com', audience: 'notification-settings' })}`,
+        'Content-Type': 'application/json',
+      },
       body: JSON.stringify({ type: 'RATE_SPIKE', channel: 'WEBHOOK', enabled: true, webhookUrl: receiver.url('/slow') }),
     });
     expect(settings.status).toBe(200);

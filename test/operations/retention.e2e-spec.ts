@@ -118,7 +118,12 @@ describeEachDatabase('delivery retention on $name', (kind) => {
       return delivery;
     });
 
-    const answer = await t.http().post(`${DELIVERIES}/${old.deliveryId}/redeliver`).set('Authorization', t.bearer(7)).expect(404);
+    const answer = await t
+      .http()
+      .post(`${DELIVERIES}/${old.deliveryId}/redeliver`)
+      .set('Authorization', t.bearer(7))
+      .set('Content-Type', 'application/json')
+      .expect(404);
     vi.restoreAllMocks();
     expect(answer.body.message).toBe(`Delivery ${old.deliveryId} not found`);
     expect(await count('webhook_deliveries')).toBe(0);

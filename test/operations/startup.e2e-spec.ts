@@ -9,6 +9,8 @@ import { startServiceProcess } from '../support/service-process';
 const PRODUCTION = {
   NODE_ENV: 'production',
   JWT_SECRET: 'startup-test-jwt-secret-0123456789abcdef',
+  JWT_ISSUER: 'https://funding.example.com',
+  JWT_AUDIENCE: 'notification-settings',
   SECRETS_ENCRYPTION_KEY: `k1:${randomBytes(32).toString('base64')}`,
   METRICS_TOKEN: 'startup-test-metrics-token-0123456789abcdef',
 };

@@ -109,7 +109,12 @@ describeEachDatabase('trace context on $name', (kind) => {
     await t.publish(event()).set('traceparent', TRACEPARENT).expect(202);
     const [first] = await t.waitForDelivery({ userId });
     const [delivery] = (await t.http().get(DELIVERIES).set('Authorization', t.bearer(userId)).expect(200)).body.data;
-    await t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId)).expect(202);
+    await t
+      .http()
+      .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId))
+      .set('Content-Type', 'application/json')
+      .expect(202);
     const [, again] = await t.waitForDelivery({ userId, count: 2 });
     expect(again.eventId).toBe(first.eventId);
     expect(traceparentOf(again).traceId).toBe(TRACE_ID);

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { LogLevel } from '../../src/config/environment-variables';
-import { appPerSuite, describeEachDatabase } from '../support/each-database';
+import { appPerSuite, appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp } from '../support/test-app';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
@@ -196,7 +196,12 @@ describeEachDatabase('abuse and bad input on $name', (kind) => {
           message: 'id must be a positive integer',
           errors: [{ field: 'id', message: 'must be a positive integer' }],
         });
-        await t.http().post(`${DELIVERIES}/${id}/redeliver`).set('Authorization', t.bearer(userId)).expect(400);
+        await t
+          .http()
+          .post(`${DELIVERIES}/${id}/redeliver`)
+          .set('Authorization', t.bearer(userId))
+          .set('Content-Type', 'application/json')
+          .expect(400);
       },
     );
   });
@@ -225,5 +230,47 @@ describeEachDatabase('abuse and bad input on $name', (kind) => {
         await broken.close();
       }
     });
+  });
+});
+
+describeEachDatabase('cross-site requests on $name', (kind) => {
+  const t = appWithKitPerSuite(kind, { rateLimits: false });
+  let user = 100;
+
+  // A page on another site can POST to the API with a form or `fetch(…, { mode: 'no-cors' })`, carrying a host's cookies,
+  // but only with a "simple" content type (none, text/plain, a form's); application/json needs a CORS preflight first.
+  it.each([
+    ['no Content-Type', undefined],
+    ['text/plain', 'text/plain'],
+    ['a form', 'application/x-www-form-urlencoded'],
+    ['multipart', 'multipart/form-data; boundary=x'],
+  ])('answers 415 to a body-less POST …/redeliver with %s, and redelivers nothing', async (_, contentType) => {
+    const userId = ++user;
+    await t.enableWebhook(userId, 'RATE_SPIKE', '/csrf');
+    await t.publish({ userId, type: 'RATE_SPIKE', severity: 'INFO', title: 't', body: 'b' }).expect(202);
+    await t.waitForDelivery({ userId });
+    const [delivery] = (await t.http().get(DELIVERIES).set('Authorization', t.bearer(userId)).expect(200)).body.data;
+    const before = t.receiver.requests.length;
+
+    const call = t.http().post(`${DELIVERIES}/${delivery.id}/redeliver`).set('Authorization', t.bearer(userId));
+    if (contentType) call.set('Content-Type', contentType);
+    const response = await call.expect(415);
+    expect(response.body).toEqual({
+      statusCode: 415,
+      error: 'Unsupported Media Type',
+      message: 'Content-Type must be application/json, also on a request without a body',
+    });
+    await t.settle();
+    expect(t.receiver.requests).toHaveLength(before);
+    expect((await t.http().get(DELIVERIES).set('Authorization', t.bearer(userId)).expect(200)).body.data).toHaveLength(1);
+
+    await t
+      .http()
+      .post(`${DELIVERIES}/${delivery.id}/redeliver`)
+      .set('Authorization', t.bearer(userId))
+      .set('Content-Type', 'application/json')
+      .expect(202);
+    await t.waitForDelivery({ userId, count: 2 });
+    expect(t.receiver.requests).toHaveLength(before + 1);
   });
 });

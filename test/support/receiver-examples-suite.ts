@@ -209,6 +209,7 @@ export function describeReceiverExamples(examples: readonly ReceiverExample[]): 
           const { body: redelivery } = await http()
             .post(`${SETTINGS}/webhook-deliveries/${original.id}/redeliver`)
             .set('Authorization', auth())
+            .set('Content-Type', 'application/json')
             .expect(202);
           await receiver.waitForLine((line) => line.includes('"duplicate"') && line.includes(eventIds[0]));
           await kit.settle();

@@ -78,7 +78,8 @@ export async function startTestAppOn(
     app,
     dataSource: app.get(DataSource),
     http: () => request(app.getHttpServer()),
-    bearer: (userId) => `Bearer ${signUserToken(TEST_JWT_SECRET, userId)}`,
+    bearer: (userId) =>
+      `Bearer ${signUserToken(TEST_JWT_SECRET, userId, undefined, { issuer: overrides.jwtIssuer, audience: overrides.jwtAudience })}`,
     async close() {
       await app.close();
       await database.drop();

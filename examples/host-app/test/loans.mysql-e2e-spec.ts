@@ -12,6 +12,7 @@ import {
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module';
+import { hostConfigFromEnv, NOT_FOR_PRODUCTION } from '../src/host-config';
 import { Loan } from '../src/loans/loan.entity';
 import { LoansService } from '../src/loans/loans.service';
 import { createMysqlTestDatabase } from './mysql-test-database';
@@ -139,5 +140,14 @@ describe('host app on MariaDB: loans publish LOAN_EXECUTED to the user webhook',
       .get(DataSource)
       .query('SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE() ORDER BY table_name');
     expect(rows.map((row) => row.name)).toEqual(expect.arrayContaining(['loans', 'notification_preferences', 'webhook_deliveries']));
+  });
+});
+
+describe('host app example', () => {
+  it('refuses to start in production, saying it trusts x-user-id', () => {
+    const env = { DATABASE_URL: 'mysql://root@127.0.0.1:3306/loans', WEBHOOK_SECRETS_KEY: randomBytes(32).toString('base64') };
+    expect(() => hostConfigFromEnv({ ...env, NODE_ENV: 'production' })).toThrow(NOT_FOR_PRODUCTION);
+    expect(NOT_FOR_PRODUCTION).toContain('trusts the x-user-id header');
+    expect(hostConfigFromEnv({ ...env, NODE_ENV: 'development' }).databaseUrl).toBe(env.DATABASE_URL);
   });
 });

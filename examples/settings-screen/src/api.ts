@@ -31,6 +31,9 @@ export function settingsApi(token: string, baseUrl = '') {
   const auth: Middleware = {
     onRequest({ request }) {
       request.headers.set('Authorization', `Bearer ${token}`);
+      // The API requires it on every state-changing request, with a body or not (redeliver has none): a cross-site
+      // form cannot send it. openapi-fetch sets it only when there is a body.
+      if (request.method !== 'GET') request.headers.set('Content-Type', 'application/json');
       return request;
     },
   };

@@ -24,6 +24,8 @@ let screen: ScreenServer;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
+/** What the browser refused under the page's Content-Security-Policy, all session long. */
+const cspViolations: string[] = [];
 
 beforeAll(async () => {
   receiver = await testingKit().startTestReceiver();
@@ -37,6 +39,9 @@ beforeAll(async () => {
   context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(screen.url).origin });
   page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+  });
 });
 
 afterAll(async () => {
@@ -91,6 +96,16 @@ const healthBlock = (label: string) => rowOf(label).locator('.health');
 
 describe('settings screen in headless Chromium', () => {
   let shownSecret = '';
+
+  it('is served with a Content-Security-Policy: scripts of its own origin only, no inline script, no framing', async () => {
+    const response = await page.goto(screen.url);
+    const policy = response?.headers()['content-security-policy'] ?? '';
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).toContain("script-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toMatch(/script-src[^;]*'unsafe-(inline|eval)'/);
+    expect(await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content')).toContain("script-src 'self'");
+  });
 
   it('signs in with a developer token and shows the effective defaults: digests on email, no webhook toggle for service-managed types', async () => {
     await page.goto(screen.url);
@@ -334,5 +349,9 @@ describe('settings screen in headless Chromium', () => {
     expect(await alert.textContent()).toMatch(/Too many requests: please wait \d+ s before trying again/);
     await screenshot(page, '11-rate-limited');
     await expectNoAccessibilityViolations();
+  });
+
+  it('ran the whole session without breaking its Content-Security-Policy', () => {
+    expect(cspViolations).toEqual([]);
   });
 });

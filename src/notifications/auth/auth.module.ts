@@ -13,6 +13,8 @@ function userIdResolverFrom(options: NotificationsModuleOptions): UserIdResolver
     return jwtUserResolver(options.jwtSecret, {
       allowTokensWithoutExpiry: options.allowTokensWithoutExpiry,
       maxTokenLifetimeSeconds: options.maxTokenLifetimeSeconds,
+      issuer: options.jwtIssuer,
+      audience: options.jwtAudience,
     });
   throw new Error('NotificationsModule: jwtSecret or resolveUserId is required to authenticate settings requests');
 }

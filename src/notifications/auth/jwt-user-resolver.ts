@@ -18,18 +18,30 @@ export interface JwtUserResolverOptions {
    * last for years is a credential that never really expires. Default {@link DEFAULT_MAX_TOKEN_LIFETIME_SECONDS}.
    */
   readonly maxTokenLifetimeSeconds?: number;
+  /** The `iss` claim a token must carry; unset: not checked. */
+  readonly issuer?: string;
+  /** The `aud` claim a token must carry (or list); unset: not checked. */
+  readonly audience?: string;
 }
 
 /**
  * Verifies `Authorization: Bearer <JWT>` signed HS256 with `secret`; the user id is the numeric `sub`. The token must
- * carry a numeric `exp` (unless `allowTokensWithoutExpiry`) and no `crit` header: no JWS extension is understood here,
+ * carry `issuer` and `audience` when they are given, a numeric `exp` (unless `allowTokensWithoutExpiry`) and no `crit` header: no JWS extension is understood here,
  * so a token that requires one must be refused (RFC 7515 §4.1.11).
  */
 export function jwtUserResolver(secret: string, options: JwtUserResolverOptions = {}): UserIdResolver {
   // A key object made once: given a string, jsonwebtoken first tries (and fails) to parse it as a public
   // key on every request, which cost about 0.8 ms of CPU per verification against 0.03 ms with the key object.
   const key = createSecretKey(Buffer.from(secret));
-  const jwt = new JwtService({ secretOrKeyProvider: () => key, verifyOptions: { algorithms: ['HS256'], complete: true } });
+  const jwt = new JwtService({
+    secretOrKeyProvider: () => key,
+    verifyOptions: {
+      algorithms: ['HS256'],
+      complete: true,
+      ...(options.issuer !== undefined && { issuer: options.issuer }),
+      ...(options.audience !== undefined && { audience: options.audience }),
+    },
+  });
   const requireExpiry = options.allowTokensWithoutExpiry !== true;
   const maxLifetime = options.maxTokenLifetimeSeconds ?? DEFAULT_MAX_TOKEN_LIFETIME_SECONDS;
   return async (request: Request) => {
@@ -56,7 +68,20 @@ function issuedAt(iat: unknown): number {
   return typeof iat === 'number' && iat <= now ? iat : now;
 }
 
-/** Signs a token accepted by {@link jwtUserResolver}, for local use and tests. */
-export function signUserToken(secret: string, userId: number, expiresInSeconds = 24 * 3600): string {
-  return new JwtService({ secret }).sign({ sub: String(userId) }, { algorithm: 'HS256', expiresIn: expiresInSeconds });
+/** Signs a token accepted by {@link jwtUserResolver}, for local use and tests; `claims` as the resolver requires them. */
+export function signUserToken(
+  secret: string,
+  userId: number,
+  expiresInSeconds = 24 * 3600,
+  claims: { readonly issuer?: string; readonly audience?: string } = {},
+): string {
+  return new JwtService({ secret }).sign(
+    { sub: String(userId) },
+    {
+      algorithm: 'HS256',
+      expiresIn: expiresInSeconds,
+      ...(claims.issuer !== undefined && { issuer: claims.issuer }),
+      ...(claims.audience !== undefined && { audience: claims.audience }),
+    },
+  );
 }

@@ -38,7 +38,9 @@ export class DeliveriesController {
     summary: "The user's webhook deliveries, newest first",
     description:
       'One page of the delivery log (20 by default, at most 100), optionally of one type or status. Pass `nextCursor` ' +
-      'back as `cursor` for the next, older page until it is null. Test sends are not in the log.',
+      'back as `cursor` for the next, older page until it is null. Test sends are not in the log. A page examines at most ' +
+      '1,000 deliveries: filtered by both type and status it may hold fewer than `limit`, even none, while `nextCursor` is ' +
+      'not null; keep paging until it is null.',
   })
   @ApiOkResponse({ type: DeliveryPageDto })
   @ApiBadRequestResponse({ type: ErrorResponseDto })
@@ -66,7 +68,7 @@ export class DeliveriesController {
     operationId: 'recoverDeliveries',
     summary: 'Queue a new cycle for every delivery that ended FAILED in a time window (same event ids and bytes)',
     description:
-      'For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per service instance (all recover calls together); at most 10,000 per call (`more` says when to call again).',
+      'For after you fixed your endpoint. Deliveries already recovered (their event has a newer delivery) are skipped, so calling again queues nothing twice. They are sent in the background behind live traffic, 100 per second per user and service instance (all your recover calls together; the recoveries of other users do not delay yours); at most 10,000 per call (`more` says when to call again).',
   })
   @ApiAcceptedResponse({ type: RecoverResultDto })
   @ApiBadRequestResponse({

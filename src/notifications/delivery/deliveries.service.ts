@@ -42,7 +42,7 @@ export class DeliveriesService {
 
   async list(userId: number, query: ListDeliveriesQueryDto): Promise<DeliveryPageDto> {
     const limit = query.limit ?? 20;
-    const rows = await this.log.listForUser({
+    const { rows, examinedTo } = await this.log.listForUser({
       userId,
       limit: limit + 1,
       beforeId: query.cursor === undefined ? undefined : cursorBeforeId(query.cursor),
@@ -50,7 +50,9 @@ export class DeliveriesService {
       status: query.status,
     });
     const page = rows.slice(0, limit);
-    return { data: page.map(toDeliveryDto), nextCursor: rows.length > limit ? cursorAfter(page[page.length - 1].id) : null };
+    // A page that stopped at its bound of examined deliveries goes on from the last one it examined: it may be short, even empty.
+    const nextCursor = rows.length > limit ? cursorAfter(page[page.length - 1].id) : examinedTo === null ? null : cursorAfter(examinedTo);
+    return { data: page.map(toDeliveryDto), nextCursor };
   }
 
   async detail(userId: number, id: number): Promise<DeliveryDetailDto> {

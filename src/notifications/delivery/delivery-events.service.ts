@@ -73,7 +73,7 @@ export type WebhookHealthState = 'HEALTHY' | 'FAILING' | 'CIRCUIT_OPEN' | 'DISAB
 /**
  * What changed: `became_failing` (the failed attempts in a row reached the threshold), `circuit_opened`,
  * `circuit_closed` (an attempt was answered with a 2xx while the circuit was open), `recovered` (the first 2xx after
- * failing), `disabled` (auto-disable turned the webhook off).
+ * failing, or a new URL saved for a failing webhook), `disabled` (auto-disable turned the webhook off).
  */
 export type WebhookHealthChange = 'became_failing' | 'circuit_opened' | 'circuit_closed' | 'recovered' | 'disabled';
 

@@ -14,6 +14,8 @@ export enum DeliveryStatus {
 @Index('ix_webhook_deliveries_due', ['status', 'nextAttemptAt'])
 @Index('ix_webhook_deliveries_partition_due', ['status', 'partition', 'nextAttemptAt'])
 @Index('ix_webhook_deliveries_user', ['userId', 'id'])
+@Index('ix_webhook_deliveries_user_status', ['userId', 'status', 'id'])
+@Index('ix_webhook_deliveries_user_type', ['userId', 'type', 'id'])
 @Index('ix_webhook_deliveries_lock', ['lockedBy'])
 @Index('ix_webhook_deliveries_retention', ['status', 'updatedAt'])
 @Index('ix_webhook_deliveries_event', ['eventId'])

@@ -6,6 +6,7 @@ import { GroupCommit } from '../common/concurrency/group-commit';
 import { DeliveryEvents, type WebhookHealthChanged } from '../delivery/delivery-events.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { PreferencesService } from '../preferences/preferences.service';
 import { webhookKey } from '../preferences/webhook-key';
 import { failingAfterAttempts } from './health-settings';
 import { applyObservations, type HealthFacts, type HealthObservation } from './health-transitions';
@@ -37,7 +38,7 @@ export class EndpointHealthRecorder implements OnModuleInit, OnApplicationShutdo
   private readonly logger = new Logger('WebhookHealth');
   private readonly failingAfter: number;
   private readonly batches = new GroupCommit<Observed, void>((batch) => this.record(batch), { maxGroupSize: MAX_BATCH });
-  private subscription: Subscription | null = null;
+  private readonly subscriptions: Subscription[] = [];
   /** When this instance last stored each clean webhook, by webhookKey. */
   private readonly knownHealthy = new Map<string, number>();
   /** Observations other than a 2xx submitted and not stored yet, by webhookKey: such a webhook is not known clean. */
@@ -47,13 +48,19 @@ export class EndpointHealthRecorder implements OnModuleInit, OnApplicationShutdo
     private readonly events: DeliveryEvents,
     private readonly health: WebhookHealthRepository,
     private readonly clock: Clock,
+    private readonly preferences: PreferencesService,
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
   ) {
     this.failingAfter = failingAfterAttempts(options);
   }
 
   onModuleInit(): void {
-    this.subscription = this.events.attemptRecorded.subscribe(
+    this.subscriptions.push(
+      this.preferences.webhookUrlChanged.subscribe(({ userId, type }) => {
+        void this.observe({ userId, type, observation: { kind: 'url_changed', at: this.clock.now() } });
+      }),
+    );
+    const attempts = this.events.attemptRecorded.subscribe(
       ({ userId, type, outcome, statusCode, error, attemptedAt, circuitOpenUntil }) => {
         const observation: HealthObservation =
           outcome === 'circuit_open'
@@ -62,6 +69,7 @@ export class EndpointHealthRecorder implements OnModuleInit, OnApplicationShutdo
         void this.observe({ userId, type, observation });
       },
     );
+    this.subscriptions.push(attempts);
   }
 
   /** Auto-disable turned a webhook off: reported in order after the attempts that led to it. */
@@ -75,7 +83,7 @@ export class EndpointHealthRecorder implements OnModuleInit, OnApplicationShutdo
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.batches.idle();
   }
 

@@ -38,7 +38,8 @@ export type HealthObservation =
       readonly error: string | null;
     }
   | { readonly kind: 'circuit_open'; readonly at: number; readonly until: number }
-  | { readonly kind: 'disabled'; readonly at: number };
+  | { readonly kind: 'disabled'; readonly at: number }
+  | { readonly kind: 'url_changed'; readonly at: number };
 
 /**
  * The state changes report, from the stored facts: the circuit counts as open from a skipped attempt until a 2xx closes
@@ -57,6 +58,8 @@ export function storedState(facts: HealthFacts, failingAfter: number): Exclude<W
  * `circuitOpenUntil`.
  */
 export function observe(facts: HealthFacts, observation: HealthObservation): HealthFacts {
+  // A new URL starts healthy: the failures, the circuit and the last attempt were the old URL's. Auto-disable stays.
+  if (observation.kind === 'url_changed') return { ...NO_HEALTH_FACTS, disabledAt: facts.disabledAt };
   if (observation.kind === 'disabled') return { ...facts, disabledAt: Math.max(facts.disabledAt ?? 0, observation.at) };
   if (facts.lastSuccessAt !== null && observation.at < facts.lastSuccessAt) return facts;
   if (observation.kind === 'circuit_open') {
@@ -88,6 +91,7 @@ export function observe(facts: HealthFacts, observation: HealthObservation): Hea
 function changeOf(from: WebhookHealthState, to: WebhookHealthState, observation: HealthObservation): WebhookHealthChange | null {
   if (observation.kind === 'disabled') return 'disabled';
   if (from === to) return null;
+  if (observation.kind === 'url_changed') return 'recovered';
   if (to === 'CIRCUIT_OPEN') return 'circuit_opened';
   if (to === 'FAILING') return from === 'HEALTHY' ? 'became_failing' : null;
   return from === 'CIRCUIT_OPEN' ? 'circuit_closed' : 'recovered';

@@ -1,4 +1,4 @@
-import { Body, Get, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
+import { Body, Get, Header, HttpCode, HttpStatus, Post, Put } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '../common/api/openapi-decorators';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
@@ -16,6 +16,7 @@ export class PreferencesController {
 
   @Put()
   @HttpCode(HttpStatus.OK)
+  @Header('Cache-Control', 'no-store') // the first enable answers the signing secret: no cache keeps a copy
   @ApiOperation({
     operationId: 'upsertPreference',
     summary: 'Create or update one preference (event type × channel)',
@@ -59,6 +60,7 @@ export class PreferencesController {
 
   @Post('webhook/rotate-secret')
   @HttpCode(HttpStatus.OK)
+  @Header('Cache-Control', 'no-store') // answers the new signing secret
   @ApiOperation({
     operationId: 'rotateSigningSecret',
     summary: "Replace the signing secret of one event type's webhook",

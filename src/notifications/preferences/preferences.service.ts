@@ -1,5 +1,6 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { Subject } from 'rxjs';
 import { DataSource, type EntityManager } from 'typeorm';
 import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api/api-errors';
@@ -46,8 +47,17 @@ export interface DisabledWebhook {
 /** {@link WebhookTarget.unusableSecret} of an enabled webhook that has no signing secret. */
 export const NO_SIGNING_SECRET = 'no signing secret (rotating the secret creates one)';
 
+/** A webhook whose URL a user changed; announced once the change is committed. */
+export interface WebhookUrlChanged {
+  readonly userId: number;
+  readonly type: EventType;
+}
+
 @Injectable()
 export class PreferencesService {
+  /** Each change of a webhook's URL to another one, after its commit: what was known about the old URL's health is moot. */
+  readonly webhookUrlChanged = new Subject<WebhookUrlChanged>();
+
   constructor(
     private readonly preferences: NotificationPreferenceRepository,
     private readonly secrets: SecretsService,
@@ -66,9 +76,15 @@ export class PreferencesService {
     }
     const webhookUrl = await this.acceptedWebhookUrl(userId, input);
     const key = { userId, type, channel };
-    if (channel === WEBHOOK && enabled) return this.enableWebhook(key, webhookUrl!);
+    if (channel === WEBHOOK && enabled) {
+      const { response, previousUrl } = await this.enableWebhook(key, webhookUrl!);
+      this.announceUrlChange(key, previousUrl, webhookUrl);
+      return response;
+    }
+    const previousUrl = channel === WEBHOOK && webhookUrl != null ? ((await this.preferences.findOne(key))?.webhookUrl ?? null) : null;
     const preference = await this.preferences.upsert(key, { enabled, webhookUrl });
     if (channel !== WEBHOOK) return toDto(preference, false);
+    this.announceUrlChange(key, previousUrl, webhookUrl);
     const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
     return toDto(preference, withSecret.has(preference.id));
   }
@@ -79,14 +95,24 @@ export class PreferencesService {
    * only after its secret is written, because on SQLite other requests share the connection and so see the
    * transaction's writes. Of concurrent first enables, the one that wrote the secret returns it.
    */
-  private enableWebhook(key: PreferenceKey, webhookUrl: string): Promise<UpsertPreferenceResponseDto> {
+  private enableWebhook(
+    key: PreferenceKey,
+    webhookUrl: string,
+  ): Promise<{ response: UpsertPreferenceResponseDto; previousUrl: string | null }> {
     return shortTransaction(this.dataSource, async (manager) => {
       const preferences = this.preferences.in(manager);
       const existing = await preferences.findOrCreateDisabled(key, webhookUrl);
+      const previousUrl = existing.webhookUrl;
       const revealed = await this.secrets.ensureSecret(existing.id, manager);
       const preference = await preferences.update(existing, { enabled: true, webhookUrl });
-      return revealed ? { ...toDto(preference, true), webhookSecret: revealed } : toDto(preference, true);
+      return { response: revealed ? { ...toDto(preference, true), webhookSecret: revealed } : toDto(preference, true), previousUrl };
     });
+  }
+
+  private announceUrlChange(key: PreferenceKey, previousUrl: string | null, webhookUrl: string | null | undefined): void {
+    if (previousUrl !== null && webhookUrl != null && previousUrl !== webhookUrl) {
+      this.webhookUrlChanged.next({ userId: key.userId, type: key.type });
+    }
   }
 
   /**

@@ -52,7 +52,8 @@ export function typedFetch(baseUrl: string, headers: () => Record<string, string
       headers: {
         ...headers(),
         ...((input.headers ?? {}) as Record<string, string>),
-        ...(input.body === undefined ? {} : { 'content-type': 'application/json' }),
+        // every state-changing request says JSON, with a body or not (the API's cross-site request rule)
+        ...(input.body === undefined && method === 'get' ? {} : { 'content-type': 'application/json' }),
       },
       body: input.body === undefined ? undefined : JSON.stringify(input.body),
     });

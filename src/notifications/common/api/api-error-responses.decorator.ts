@@ -7,7 +7,7 @@ const DESCRIPTIONS = {
   401: 'Missing, invalid or expired bearer token.',
   404: "Not found (also for another user's ids, so ids do not leak).",
   413: 'Request body larger than the limit (1 MB by default).',
-  415: 'Request body is not `application/json`.',
+  415: 'Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery).',
   429: 'Rate limit exceeded; `Retry-After` gives the seconds to wait.',
   500: 'Unexpected error; the body never holds internals, the server logs the details.',
 } as const;

@@ -44,7 +44,7 @@ export { RECOVER_LIMIT, RECOVER_PER_SECOND } from './recovery-pacer';
  *
  * This class is the facade; its parts, plain classes it owns: {@link InstanceCapacity} (room and placements),
  * {@link AttemptRunner} (admit, send, record), {@link WakeUps} (the drain and every reason to start one) and
- * {@link RecoveryPacer} (one recovery at a time, paced behind live traffic), sharing {@link EngineWork}.
+ * {@link RecoveryPacer} (one recovery at a time, each user's paced behind live traffic), sharing {@link EngineWork}.
  */
 @Injectable()
 export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -184,14 +184,15 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 
   /**
    * A new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes, as redeliver),
-   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: the recoveries of this process become due
-   * `RECOVER_PER_SECOND` a second, all together ({@link RecoveryPacer}), and claims give them no more than a user's
+   * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: a user's recoveries in this process become due
+   * `RECOVER_PER_SECOND` a second, each user at their own pace ({@link RecoveryPacer}), and claims give them no more than a user's
    * share, while new events are leased at once. This process looks for due work every second until the last of them is due.
    */
   async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {
     let queued: number;
     try {
       queued = await this.recoveries.run(
+        window.userId,
         () => this.lease(),
         (placeOf, lease) => this.outbox.recoverFailed(window, RECOVER_LIMIT, placeOf, lease),
       );
