@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import { type BenchDatabase, openDataSource } from './databases';
 import { library } from './library';
 import { benchEvent } from './workload';
@@ -31,6 +32,7 @@ export async function seedDueRetries(database: BenchDatabase, count: number, use
           chunk.map(({ id, event }) => ({
             eventId: id,
             userId: event.userId,
+            partition: partitionOf(event.userId),
             type: event.type as never,
             status: DeliveryStatus.PENDING,
             attemptCount: 1,
@@ -91,6 +93,7 @@ export async function seedFailed(
           chunk.map(({ id, userId, type }) => ({
             eventId: id,
             userId,
+            partition: partitionOf(userId),
             type: type as never,
             status: DeliveryStatus.FAILED,
             attemptCount: 6,

@@ -6,9 +6,11 @@ import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { sleep } from './clock';
 import { IpcChild } from './ipc';
-import { DIST } from './library';
+import { DIST, library } from './library';
 
-export const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789';
+const JWT_SECRET = 'bench-jwt-secret-0123456789abcdef0123456789';
+/** Production requires user tokens bound to an issuer and an audience. */
+const JWT_CLAIMS = { issuer: 'bench', audience: 'notification-webhooks' } as const;
 export const INTERNAL_TOKEN = 'bench-internal-token-0123456789abcdef0123456789';
 const ENCRYPTION_KEY = `bench:${randomBytes(32).toString('base64')}`;
 
@@ -26,6 +28,11 @@ export interface ServiceEnvInput {
   };
 }
 
+/** The `authorization` header of a user of the benched service. */
+export function userAuthorization(userId: number): string {
+  return `Bearer ${library().signUserToken(JWT_SECRET, userId, undefined, JWT_CLAIMS)}`;
+}
+
 /** The environment every instance gets: production mode, loopback receivers allowed, the receiver's CA trusted. */
 export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.ProcessEnv {
   const tuning = input.delivery ?? {};
@@ -35,6 +42,8 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     NODE_ENV: 'production',
     PORT: String(port),
     JWT_SECRET,
+    JWT_ISSUER: JWT_CLAIMS.issuer,
+    JWT_AUDIENCE: JWT_CLAIMS.audience,
     SECRETS_ENCRYPTION_KEY: ENCRYPTION_KEY,
     INTERNAL_API_TOKEN: INTERNAL_TOKEN,
     WEBHOOK_ALLOWED_CIDRS: '127.0.0.0/8',

@@ -2,9 +2,8 @@ import { request } from 'undici';
 import { sleep, wallMs } from './clock';
 import type { DeliveryStates } from './delivery-states';
 import type { IpcChild } from './ipc';
-import { library } from './library';
 import type { ReceiverStats } from './receiver-types';
-import { INTERNAL_TOKEN, JWT_SECRET } from './services';
+import { INTERNAL_TOKEN, userAuthorization } from './services';
 
 const TYPES = ['LOAN_EXECUTED', 'RATE_SPIKE', 'STRATEGY_ERROR'] as const;
 
@@ -42,7 +41,6 @@ export async function enableWebhooks(
   receiverBases: readonly string[],
   concurrency = 16,
 ): Promise<[string, string][]> {
-  const { signUserToken } = library();
   const secrets: [string, string][] = [];
   let next = 1;
   const worker = async () => {
@@ -52,7 +50,7 @@ export async function enableWebhooks(
       const webhookUrl = `${receiverBases[userId % receiverBases.length]}/hook/${userId}/${type}`;
       const response = await request(`${serviceBase}/api/v1/settings/notifications`, {
         method: 'PUT',
-        headers: { authorization: `Bearer ${signUserToken(JWT_SECRET, userId)}`, 'content-type': 'application/json' },
+        headers: { authorization: userAuthorization(userId), 'content-type': 'application/json' },
         body: JSON.stringify({ type, channel: 'WEBHOOK', enabled: true, webhookUrl }),
       });
       const body = (await response.body.json()) as { webhookSecret?: string };

@@ -1,9 +1,8 @@
 import { request } from 'undici';
 import { wallMs } from '../lib/clock';
 import { type BenchContext, round } from '../lib/context';
-import { library } from '../lib/library';
 import { seedFailed } from '../lib/seed-backlog';
-import { JWT_SECRET } from '../lib/services';
+import { userAuthorization } from '../lib/services';
 import { typeOfUser } from '../lib/workload';
 import { type LatencyResult, latency } from './latency';
 
@@ -42,14 +41,13 @@ export async function recovery(context: BenchContext): Promise<RecoveryResult> {
       return RECOVERED;
     },
     async start(base) {
-      const { signUserToken } = library();
-      const startedAt = wallMs();
+          const startedAt = wallMs();
       const since = new Date(Date.now() - 3_600_000).toISOString();
       const answers = await Promise.all(
         users.map(async (userId) => {
           const response = await request(`${base}/api/v1/settings/notifications/webhook-deliveries/recover`, {
             method: 'POST',
-            headers: { authorization: `Bearer ${signUserToken(JWT_SECRET, userId)}`, 'content-type': 'application/json' },
+            headers: { authorization: userAuthorization(userId), 'content-type': 'application/json' },
             body: JSON.stringify({ since }),
           });
           const body = (await response.body.json()) as { queued?: number };
