@@ -18,14 +18,17 @@ import { AddEndpointProbeHolder1764900000000 } from './migrations/1764900000000-
 import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-create-endpoint-limits';
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
+import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-add-ed25519-signing-keys';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
+import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
 /** Entities of the notifications module, for the host's DataSource (or use `autoLoadEntities`). */
 export const NOTIFICATIONS_ENTITIES = [
   NotificationPreference,
   WebhookSigningSecret,
+  WebhookSigningKey,
   WebhookEvent,
   WebhookDelivery,
   WebhookDeliveryAttempt,
@@ -51,4 +54,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEndpointProbeHolder1764900000000,
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
+  AddEd25519SigningKeys1765300000000,
 ];
