@@ -71,4 +71,50 @@ export class WebhookSigningKeyRepository {
     );
     return keep;
   }
+
+  /** How many key pairs each encryption key id sealed (one row per key id, so a small result). */
+  async countByKeyId(): Promise<Map<string, number>> {
+    const rows = await this.keys
+      .createQueryBuilder('k')
+      .select('k.keyId', 'keyId')
+      .addSelect('COUNT(*)', 'count')
+      .groupBy('k.keyId')
+      .getRawMany<{ keyId: string; count: string | number }>();
+    return new Map(rows.map((row) => [row.keyId, Number(row.count)]));
+  }
+
+  /** Up to `limit` key pairs after `afterId` (by id) that another key than `keyId` sealed (the current or the previous private key). */
+  sealedWithOtherKeys(keyId: string, afterId: number, limit: number): Promise<WebhookSigningKey[]> {
+    return this.keys
+      .createQueryBuilder('k')
+      .where('k.id > :afterId', { afterId })
+      .andWhere('(k.keyId <> :keyId OR k.previousKeyId <> :keyId)', { keyId })
+      .orderBy('k.id', 'ASC')
+      .limit(limit)
+      .getMany();
+  }
+
+  /** Stores the re-sealed private keys (null drops the previous pair) unless the row changed since it was read; false when it did. */
+  async replaceIfUnchanged(
+    read: Pick<WebhookSigningKey, 'id' | 'ciphertext' | 'previousCiphertext'>,
+    sealed: SealedSecret,
+    previous: SealedSecret | null,
+  ): Promise<boolean> {
+    const updated = await this.keys
+      .createQueryBuilder()
+      .update()
+      .set({
+        keyId: sealed.keyId,
+        ciphertext: sealed.ciphertext,
+        previousKeyId: previous?.keyId ?? null,
+        previousCiphertext: previous?.ciphertext ?? null,
+        ...(previous ? {} : { previousPublicKey: null, previousUntil: null }),
+      })
+      .where('id = :id AND ciphertext = :ciphertext', { id: read.id, ciphertext: read.ciphertext })
+      .andWhere(read.previousCiphertext === null ? 'previous_ciphertext IS NULL' : 'previous_ciphertext = :previousCiphertext', {
+        previousCiphertext: read.previousCiphertext,
+      })
+      .execute();
+    return Boolean(updated.affected);
+  }
 }
