@@ -75,3 +75,7 @@ export { parseCidrList, type CidrList } from './notifications/url-policy/address
 export { BearerToken } from './notifications/common/api/bearer-token';
 export { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
 export { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';
+export type { EventPayloadSchema, EventSchemas, JsonSchema } from './notifications/event-schemas/event-schemas';
+export { eventSchemaComponents } from './notifications/event-schemas/event-schemas-openapi';
+export { readEventSchemas } from './notifications/event-schemas/event-schema-files';
+export { InvalidEventSchemaError } from './notifications/event-schemas/payload-schemas';

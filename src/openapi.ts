@@ -1,6 +1,13 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, type OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { EVENT_TYPE_SCHEMA_DESCRIPTIONS, WebhookEventBodyDto, webhookDocumentation } from './index';
+import {
+  EVENT_TYPE_SCHEMA_DESCRIPTIONS,
+  eventSchemaComponents,
+  NOTIFICATIONS_OPTIONS,
+  type NotificationsModuleOptions,
+  WebhookEventBodyDto,
+  webhookDocumentation,
+} from './index';
 import { SERVICE_VERSION } from './version';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
@@ -23,11 +30,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       'internal',
     )
     .build();
+  // The event catalog the module was started with (EVENT_SCHEMAS_DIR): one webhook per event type, with its payload schema.
+  const { eventSchemas = {} } = app.get<NotificationsModuleOptions>(NOTIFICATIONS_OPTIONS, { strict: false });
   const document = SwaggerModule.createDocument(
     app,
-    { ...config, webhooks: webhookDocumentation() },
+    { ...config, webhooks: webhookDocumentation(eventSchemas) },
     { extraModels: [WebhookEventBodyDto] },
   );
+  Object.assign(document.components!.schemas!, eventSchemaComponents(eventSchemas));
   for (const [name, description] of Object.entries(EVENT_TYPE_SCHEMA_DESCRIPTIONS)) {
     const schema = document.components?.schemas?.[name];
     if (!schema) throw new Error(`OpenAPI: no ${name} schema to describe`);

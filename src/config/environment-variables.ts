@@ -12,6 +12,7 @@ import {
   LEASE_MARGIN_MS,
   PROCESS_ROLES,
   type ProcessRole,
+  readEventSchemas,
 } from '../index';
 import {
   ALLOW_PRIVATE_IN_PRODUCTION,
@@ -225,6 +226,10 @@ export class EnvironmentVariables {
 
   @IsIn(PROCESS_ROLES, { message: `PROCESS_ROLE must be one of ${PROCESS_ROLES.join(', ')}` })
   PROCESS_ROLE: ProcessRole = 'all';
+
+  @IsOptional()
+  @IsString()
+  EVENT_SCHEMAS_DIR?: string;
 }
 
 /** Parses and validates the environment; throws one error naming every bad variable, one line each. */
@@ -246,6 +251,13 @@ export function validateEnvironment(env: NodeJS.ProcessEnv): EnvironmentVariable
       readExtraCaFile(variables.WEBHOOK_EXTRA_CA_FILE);
     } catch (error) {
       problems.push((error as Error).message);
+    }
+  }
+  if (variables.EVENT_SCHEMAS_DIR) {
+    try {
+      readEventSchemas(variables.EVENT_SCHEMAS_DIR);
+    } catch (error) {
+      problems.push(`EVENT_SCHEMAS_DIR: ${(error as Error).message}`);
     }
   }
   const dnsServersProblem = webhookDnsServersProblem(variables.WEBHOOK_DNS_SERVERS);

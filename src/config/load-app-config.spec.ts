@@ -69,6 +69,27 @@ describe('loadAppConfig', () => {
     expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), ...env })).toThrow(variable);
   });
 
+  it('reads the event catalog of EVENT_SCHEMAS_DIR, and refuses a folder it cannot read, a file named after no event type or one that is not JSON', () => {
+    const examples = join(__dirname, '..', '..', 'examples', 'event-catalog');
+    const config = loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), EVENT_SCHEMAS_DIR: examples });
+    expect(Object.keys(config.notifications.eventSchemas ?? {})).toHaveLength(29);
+    expect(config.notifications.eventSchemas?.LOAN_EXECUTED?.version).toBe(1);
+    const missing = join(dataDir(), 'nowhere');
+    expect(() => loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), EVENT_SCHEMAS_DIR: missing })).toThrow(
+      `EVENT_SCHEMAS_DIR: Event schemas folder ${missing} cannot be read (ENOENT)`,
+    );
+    const misnamed = dataDir();
+    writeFileSync(join(misnamed, 'loan_executed.json'), JSON.stringify({ version: 1, schema: { type: 'object' } }));
+    expect(() => loadAppConfig({ DB_PATH: join(misnamed, 'db.sqlite'), EVENT_SCHEMAS_DIR: misnamed })).toThrow(
+      `EVENT_SCHEMAS_DIR: ${join(misnamed, 'loan_executed.json')}: Event schema of loan_executed: not an event type`,
+    );
+    const broken = dataDir();
+    writeFileSync(join(broken, 'RATE_SPIKE.json'), '{ "version": 1, ');
+    expect(() => loadAppConfig({ DB_PATH: join(broken, 'db.sqlite'), EVENT_SCHEMAS_DIR: broken })).toThrow(
+      `EVENT_SCHEMAS_DIR: ${join(broken, 'RATE_SPIKE.json')}: not JSON`,
+    );
+  });
+
   it('reads a production configuration', () => {
     const config = loadAppConfig({
       NODE_ENV: 'production',

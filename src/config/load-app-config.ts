@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import type { EncryptionKey, NotificationsModuleOptions } from '../index';
+import { type EncryptionKey, type EventSchemas, type NotificationsModuleOptions, readEventSchemas } from '../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
 import { type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';
@@ -101,6 +101,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       },
       publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
       role: variables.PROCESS_ROLE,
+      eventSchemas: variables.EVENT_SCHEMAS_DIR ? readSchemasDir(variables.EVENT_SCHEMAS_DIR) : undefined,
     },
     webhookExtraCa: extraCa,
     corsOrigins: parseCorsOrigins(variables.CORS_ORIGINS),
@@ -116,6 +117,15 @@ function readCaFile(path: string): ExtraCaFile {
     return readExtraCaFile(path);
   } catch (error) {
     throw new Error(`Invalid configuration:\n  - ${(error as Error).message}`);
+  }
+}
+
+// Checked by validateEnvironment already; read again here, as the CA file is.
+function readSchemasDir(dir: string): EventSchemas {
+  try {
+    return readEventSchemas(dir);
+  } catch (error) {
+    throw new Error(`Invalid configuration:\n  - EVENT_SCHEMAS_DIR: ${(error as Error).message}`);
   }
 }
 

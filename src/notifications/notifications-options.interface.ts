@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import type { Registry } from 'prom-client';
 import type { Clock } from './clock/clock';
 import type { ClaimMode } from './delivery/engine/claim-mode';
+import type { EventSchemas } from './event-schemas/event-schemas';
 import type { ProcessRole } from './process-role';
 import type { RateLimitOptions } from './rate-limit/rate-limit-options';
 import type { HostResolutionOptions, HostResolver } from './url-policy/webhook-url-policy';
@@ -110,6 +111,15 @@ export interface NotificationsModuleOptions {
    * `worker` delivers and retries (it looks for due deliveries every second) and answers 404 on the settings and internal routes.
    */
   readonly role?: ProcessRole;
+  /**
+   * The event catalog: per event type, the JSON Schema (2020-12) its `payload` must match, with a version
+   * (`{ LOAN_EXECUTED: { version: 1, schema: { type: 'object', … } } }`); a type left out keeps a free object. Compiled
+   * at start (an unusable schema refuses the start, naming the type); a publish whose payload breaks its schema throws
+   * a 400 naming `events[i].payload.<field>` and stores nothing. Each version is recorded when first started with; a
+   * later start that removes, retypes or makes optional a field of a recorded version is refused until the version is
+   * raised. With a catalog, the OpenAPI `webhooks` (`webhookDocumentation`) carry one entry per event type.
+   */
+  readonly eventSchemas?: EventSchemas;
 }
 
 /** Ages are counted from a delivery's last update (its final attempt or cancellation). */

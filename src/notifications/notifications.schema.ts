@@ -1,6 +1,7 @@
 import { WebhookDelivery } from './delivery/webhook-delivery.entity';
 import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
 import { WebhookDeliveryInstance } from './delivery/partitions/webhook-delivery-instance.entity';
+import { WebhookEndpointCircuit } from './delivery/partitions/webhook-endpoint-circuit.entity';
 import { WebhookPartition } from './delivery/partitions/webhook-partition.entity';
 import { WebhookEvent } from './delivery/webhook-event.entity';
 import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
@@ -19,6 +20,9 @@ import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-cr
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
 import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-add-ed25519-signing-keys';
+import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
+import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
+import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
@@ -34,8 +38,10 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookDeliveryAttempt,
   WebhookPartition,
   WebhookDeliveryInstance,
+  WebhookEndpointCircuit,
   WebhookIdempotencyKey,
   WebhookHealth,
+  PublishedEventSchema,
 ];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
@@ -55,4 +61,6 @@ export const NOTIFICATIONS_MIGRATIONS = [
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
   AddEd25519SigningKeys1765300000000,
+  CreateEventSchemas1765400000000,
+  CreateEndpointCircuits1765500000000,
 ];

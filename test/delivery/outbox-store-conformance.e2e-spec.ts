@@ -6,7 +6,14 @@ import { WEBHOOK_EVENT_TYPES } from '../../src/notifications/catalog/event-catal
 import { attemptRecord } from '../../src/notifications/delivery/engine/attempt-record';
 import { CLAIM_MODES, type ClaimMode } from '../../src/notifications/delivery/engine/claim-mode';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
-import type { ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement } from '../../src/notifications/delivery/engine/outbox-store';
+import type {
+  Claimed,
+  ClaimedDelivery,
+  Lease,
+  NewEvent,
+  OutboxStore,
+  Placement,
+} from '../../src/notifications/delivery/engine/outbox-store';
 import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
 import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
@@ -37,11 +44,19 @@ interface Harness {
   delivery(id: number): Promise<DeliveryView | null>;
   eventExists(id: string): Promise<boolean>;
   attemptsOf(deliveryId: number): Promise<number>;
+  /**
+   * Another instance's claim whose transaction stays open after its read of due rows (locking on MySQL with SKIP LOCKED,
+   * plain with the conditional update), until `commit`: on its own connection, so the store's own calls run meanwhile.
+   * None on SQLite, where the module runs one transaction at a time.
+   */
+  readonly openClaim?: (limit: number, lease: Lease, owned?: Ownership) => Promise<{ commit(): Promise<Claimed> }>;
   close(): Promise<void>;
 }
 
 const memory = {
   name: 'in-memory',
+  /** How a claim meets another one whose transaction is open (the model is MySQL's default, SKIP LOCKED). */
+  interleaves: 'skip-locked' as ClaimMode | null,
   async open(): Promise<Harness> {
     const store = new InMemoryOutboxStore();
     return {
@@ -59,6 +74,10 @@ const memory = {
       },
       eventExists: async (id) => store.events.has(id),
       attemptsOf: async (deliveryId) => store.attempts.filter((attempt) => attempt.deliveryId === deliveryId).length,
+      openClaim: async (limit, lease, owned) => {
+        const open = store.openClaim(limit, lease, undefined, owned);
+        return { commit: async () => open.commit() };
+      },
       close: async () => undefined,
     };
   },
@@ -71,11 +90,13 @@ const sqlStores: { kind: (typeof TEST_DATABASE_KINDS)[number]; claimMode?: Claim
 
 const sql = sqlStores.map(({ kind, claimMode }) => ({
   name: claimMode ? `${kind.name}, ${claimMode}` : kind.name,
+  interleaves: claimMode ?? null,
   async open(): Promise<Harness> {
     const database: TestDatabase = await kind.create();
     const dataSource = new DataSource(databaseOptions(database.config));
     await dataSource.initialize();
     serialTransactionsOf(dataSource); // on SQLite, one transaction at a time, as the module installs it (AfterCommit)
+    const other = kind.name === 'sqlite' ? null : await heldOpenClaims(database, claimMode);
     const nullable = (value: unknown) => (value === null ? null : Number(value));
     return {
       store: new DeliveryOutboxRepository(dataSource, { claimMode }),
@@ -116,7 +137,9 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
             ])
           )[0].n,
         ),
+      openClaim: other?.openClaim,
       async close() {
+        await other?.close();
         await dataSource.destroy();
         await database.drop();
       },
@@ -125,6 +148,49 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
 }));
 
 class RolledBack extends Error {}
+
+/**
+ * Claims of another instance, on a connection pool of their own, each held open after its read of due rows: the query
+ * runner waits there until the case lets the claim go on to its UPDATE and COMMIT.
+ */
+async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
+  const dataSource = new DataSource(databaseOptions(database.config));
+  await dataSource.initialize();
+  let hold: { read: () => void; released: Promise<void> } | null = null;
+  const createQueryRunner = dataSource.createQueryRunner.bind(dataSource);
+  dataSource.createQueryRunner = (mode) => {
+    const runner = createQueryRunner(mode);
+    const query = runner.query.bind(runner) as (...args: unknown[]) => Promise<unknown>;
+    runner.query = (async (...args: unknown[]) => {
+      const result = await query(...args);
+      const current = hold;
+      if (current && /^\s*SELECT[\s\S]*FROM [`"]?webhook_deliveries/i.test(String(args[0]))) {
+        hold = null;
+        current.read();
+        await current.released;
+      }
+      return result;
+    }) as typeof runner.query;
+    return runner;
+  };
+  const store = new DeliveryOutboxRepository(dataSource, { claimMode });
+  return {
+    async openClaim(limit: number, lease: Lease, owned?: Ownership) {
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const read = new Promise<void>((resolve) => (hold = { read: resolve, released }));
+      const claimed = store.claimDue(limit, lease, undefined, owned);
+      await Promise.race([read, claimed]);
+      return {
+        commit: () => {
+          release();
+          return claimed;
+        },
+      };
+    },
+    close: () => dataSource.destroy(),
+  };
+}
 
 const NOW = 1_800_000_000_000;
 const LEASE_MS = 60_000;
@@ -166,6 +232,13 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     );
     return claims;
   };
+
+  /** A claim by `holder` for `partitions` (its memory's view), each lease required to run past `leasedPast`. */
+  const own = (holder: string, leasedPast = NOW, partitions: readonly number[] = EVERY_PARTITION): Ownership => ({
+    holder,
+    leasedPast,
+    partitions,
+  });
 
   /** A delivery that ended with `status` after one attempt (leased, then recorded). */
   const finished = async (userId: number, status: DeliveryStatus.DELIVERED | DeliveryStatus.FAILED, at = NOW) => {
@@ -229,6 +302,45 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(a.length + b.length).toBeGreaterThanOrEqual(30);
     for (const [index, lease] of [first, second].entries())
       for (const claim of claimed[index].claims) expect((await harness.delivery(claim.id))?.lockedBy).toBe(lease.token);
+  });
+
+  /** Six deliveries of six users, due one millisecond apart in user order; a claim at NOW + 10 finds them all due. */
+  const sixDue = async () => {
+    for (let userId = 1; userId <= 6; userId++) await enqueue([[event(userId), 'due']], leaseAt(NOW + userId));
+  };
+  const users = ({ claims }: Claimed) => claims.map((claim) => claim.userId).sort((x, y) => x - y);
+
+  if (kind.interleaves === 'skip-locked')
+    it("skips the rows another claim's open locking read holds, its over-scan included, and takes them once it committed", async () => {
+      await sixDue();
+      const other = await harness.openClaim!(1, leaseAt(NOW + 10)); // reads 4 rows (the scan factor), will lease 1
+      const meanwhile = await store.claimDue(10, leaseAt(NOW + 10));
+      expect(users(meanwhile)).toEqual([5, 6]);
+      expect(meanwhile.exhausted).toBe(true); // it could not see users 2-4, which are left for a later claim
+      const committed = await other.commit();
+      expect(users(committed)).toEqual([1]);
+      expect(committed.exhausted).toBe(false); // …which is the holder's next one
+      const after = await store.claimDue(10, leaseAt(NOW + 10));
+      expect(users(after)).toEqual([2, 3, 4]);
+      expect(after.exhausted).toBe(true);
+    });
+
+  if (kind.interleaves === 'conditional-update')
+    it("takes rows another claim read but has not updated yet; that claim's update then leases none and reports exhausted", async () => {
+      await sixDue();
+      const other = await harness.openClaim!(1, leaseAt(NOW + 10));
+      const meanwhile = await store.claimDue(10, leaseAt(NOW + 10));
+      expect(users(meanwhile)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(await other.commit()).toEqual({ claims: [], exhausted: true, excluded: [] });
+    });
+
+  it('a claim that picks rows but leases none (the partitions table gives them to another holder) reports exhausted', async () => {
+    await harness.leases.take('b', [5], NOW, NOW + 10_000);
+    await enqueue(Array.from({ length: 41 }, () => [event(5), 'due'] as [NewEvent, Placement]));
+    // Memory names partition 5 (its lease lost, not yet noticed): the claim reads more rows than it may take, leases none.
+    // Not exhausted, its instance would claim again at once and find the same, until memory catches up.
+    expect(await store.claimDue(10, leaseAt(NOW), undefined, own('a', NOW, [5]))).toEqual({ claims: [], exhausted: true, excluded: [] });
+    expect(users(await store.claimDue(10, leaseAt(NOW), undefined, own('b', NOW, [5])))).toHaveLength(10);
   });
 
   it('retakes a delivery whose lease expired, and refuses the record of the lease that was lost', async () => {
@@ -446,13 +558,6 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     const [recovered] = await store.leasedWith(recovery);
     expect(recovered.eventId).toBe(other.event.id);
     expect(await harness.delivery(recovered.id)).toMatchObject({ partition: 255 });
-  });
-
-  /** A claim by `holder` for `partitions` (its memory's view), each lease required to run past `leasedPast`. */
-  const own = (holder: string, leasedPast = NOW, partitions: readonly number[] = EVERY_PARTITION): Ownership => ({
-    holder,
-    leasedPast,
-    partitions,
   });
 
   it('claims by owner take only the deliveries of partitions it names and whose lease it holds, as the partitions table says; anyDue agrees', async () => {

@@ -187,6 +187,37 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
       { partition: 200, epoch: 2 },
     ]);
   });
+
+  it("keeps each endpoint's circuit for the next owner of its user's partition: replaced as it changes, forgotten when closed or stale", async () => {
+    const state = (failures: number, openUntil: number | null) => ({ failures, openUntil, coolDownMs: 30_000, lastFailureAt: NOW });
+    const circuit = (userId: number, host: string, kept: ReturnType<typeof state> | null, forgetAfter = NOW + 60_000) => ({
+      userId,
+      host,
+      state: kept,
+      forgetAfter,
+    });
+    await leases.keepCircuit(circuit(3, 'a.example:8443', state(5, NOW + 30_000)));
+    await leases.keepCircuit(circuit(3, 'b.example', state(2, null)));
+    await leases.keepCircuit(circuit(259, 'a.example:8443', state(5, NOW + 30_000), NOW + 1)); // user 259: partition 3 too
+    await leases.keepCircuit(circuit(4, 'a.example:8443', state(5, NOW + 30_000)));
+    await leases.keepCircuit(circuit(3, 'b.example', state(6, NOW + 60_000))); // it opened since: replaced
+    const sorted = (kept: Awaited<ReturnType<PartitionLeases['circuitsOf']>>) =>
+      [...kept].sort((x, y) => x.userId - y.userId || x.host.localeCompare(y.host));
+    expect(sorted(await leases.circuitsOf([3], NOW))).toEqual([
+      circuit(3, 'a.example:8443', state(5, NOW + 30_000)),
+      circuit(3, 'b.example', state(6, NOW + 60_000)),
+      circuit(259, 'a.example:8443', state(5, NOW + 30_000), NOW + 1),
+    ]);
+    expect(sorted(await leases.circuitsOf([3, 4], NOW + 1))).toEqual([
+      circuit(3, 'a.example:8443', state(5, NOW + 30_000)),
+      circuit(3, 'b.example', state(6, NOW + 60_000)),
+      circuit(4, 'a.example:8443', state(5, NOW + 30_000)),
+    ]);
+    expect(await leases.circuitsOf([3], NOW)).toHaveLength(2); // the stale one was forgotten, not only left out
+    await leases.keepCircuit(circuit(3, 'a.example:8443', null)); // closed
+    expect(await leases.circuitsOf([3], NOW)).toEqual([circuit(3, 'b.example', state(6, NOW + 60_000))]);
+    expect(await leases.circuitsOf([5], NOW)).toEqual([]);
+  });
 });
 
 // Real concurrency: two instances, each with its own DataSource (its own pool), on one MySQL/MariaDB database.

@@ -145,6 +145,8 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration AddEndpointProbeHolder1764900000000',
       'Applied migration PartitionOwnership1765000000000',
       'Applied migration AddInstanceAnsweredAt1765100000000',
+      'Applied migration CreateEventSchemas1765400000000',
+      'Applied migration CreateEndpointCircuits1765500000000',
     ]);
     expect(lines.filter((line) => line.context === 'Config' && line.level === 40).map((line) => line.msg)).toEqual([
       expect.stringMatching(/^JWT_SECRET is not set: generated a development value in /),

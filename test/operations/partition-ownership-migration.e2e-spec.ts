@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { databaseOptions } from '../../src/database/database-options';
 import { PartitionOwnership1765000000000 } from '../../src/notifications/migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from '../../src/notifications/migrations/1765100000000-add-instance-answered-at';
+import { CreateEndpointCircuits1765500000000 } from '../../src/notifications/migrations/1765500000000-create-endpoint-circuits';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
@@ -9,6 +10,8 @@ import type { TestDatabase } from '../support/test-databases';
 
 const BEFORE = NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(PartitionOwnership1765000000000));
 const WITH = NOTIFICATIONS_MIGRATIONS.slice(0, BEFORE.length + 1);
+const through = (migration: (typeof NOTIFICATIONS_MIGRATIONS)[number]) =>
+  NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(migration) + 1);
 const REPLACED = ['webhook_endpoint_failures', 'webhook_endpoint_probes', 'webhook_endpoint_slots'];
 const ADDED = ['webhook_delivery_instances', 'webhook_partitions'];
 
@@ -109,9 +112,7 @@ describeEachDatabase('partition ownership migration on an existing $name databas
   });
 
   it('then tells when a receiver last answered each instance (null until one did), and reverts keeping the instances', async () => {
-    const latest = await connect(
-      NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(AddInstanceAnsweredAt1765100000000) + 1),
-    );
+    const latest = await connect(through(AddInstanceAnsweredAt1765100000000));
     try {
       expect((await latest.runMigrations()).map((m) => m.name)).toEqual(['AddInstanceAnsweredAt1765100000000']);
       await latest.query("INSERT INTO webhook_delivery_instances (holder, alive_until) VALUES ('a', 5)");
@@ -126,6 +127,24 @@ describeEachDatabase('partition ownership migration on an existing $name databas
       await latest.undoLastMigration();
       await expect(latest.query('SELECT answered_at FROM webhook_delivery_instances')).rejects.toThrow(/answered_at/);
       expect(Number((await latest.query('SELECT COUNT(*) AS n FROM webhook_delivery_instances'))[0].n)).toBe(2);
+    } finally {
+      await latest.destroy();
+    }
+  });
+
+  it('then keeps endpoint circuits for the next owner of a partition, one row per user and host, and reverts', async () => {
+    const latest = await connect(through(CreateEndpointCircuits1765500000000));
+    try {
+      expect((await latest.runMigrations()).map((m) => m.name)).toContain('CreateEndpointCircuits1765500000000');
+      const insert = (host: string) =>
+        latest.query(
+          `INSERT INTO webhook_endpoint_circuits (user_id, host, user_partition, failures, open_until, cool_down_ms, last_failure_at, forget_after) VALUES (3, '${host}', 3, 5, NULL, 30000, 1, 2)`,
+        );
+      await insert('a.example');
+      await insert('b.example:8443');
+      await expect(insert('a.example')).rejects.toThrow(/duplicate|unique/i);
+      await latest.undoLastMigration();
+      await expect(latest.query('SELECT host FROM webhook_endpoint_circuits')).rejects.toThrow(/webhook_endpoint_circuits/);
     } finally {
       await latest.destroy();
     }

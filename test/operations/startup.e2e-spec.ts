@@ -60,6 +60,28 @@ describe('service start-up', () => {
     ]);
   });
 
+  it('refuses an event schema file it cannot use, in one line naming the file and the problem', () => {
+    const schemas = mkdtempSync(join(dir, 'event-schemas-'));
+    writeFileSync(join(schemas, 'RATE_SPIKE.json'), JSON.stringify({ version: 1, schema: { type: 'object' } }));
+    const loop = {
+      $defs: { a: { $ref: '#/$defs/b' }, b: { $ref: '#/$defs/a' } },
+      type: 'object',
+      properties: { x: { $ref: '#/$defs/a' } },
+    };
+    writeFileSync(join(schemas, 'LOAN_EXECUTED.json'), JSON.stringify({ version: 1, schema: loop }));
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+      cwd: join(__dirname, '..', '..'),
+      env: { PATH: process.env.PATH, ...PRODUCTION, DB_PATH: ':memory:', EVENT_SCHEMAS_DIR: schemas },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'Invalid configuration:',
+      `  - EVENT_SCHEMAS_DIR: ${join(schemas, 'LOAN_EXECUTED.json')}: Event schema of LOAN_EXECUTED: $ref loop that reads no input: #/$defs/a -> #/$defs/b -> #/$defs/a`,
+    ]);
+  });
+
   it('logs which allow-list and which extra CAs are in force, one line each, without secrets', async () => {
     const caFile = join(dir, 'ca.pem');
     const certificate = await generateTestCertificate();

@@ -104,16 +104,25 @@ export class SimTransaction {
 
 const CLAIM_SCAN_FACTOR = 4;
 
+/** A claim whose locking read ran and whose transaction is still open: it commits (leasing what it picked) or rolls back. */
+export interface OpenClaim {
+  commit(): Claimed;
+  rollBack(): void;
+}
+
 /**
  * The outbox in memory, with the SQL store's semantics (test/delivery/outbox-store-conformance.e2e-spec.ts holds both to the
  * same cases): leases by token, claims of due free rows oldest first with the per-user share, park, records kept only
  * under the claim's lease token, purge, recovery, claims by owner (checked against `leases`, its partitions table).
- * Every call is atomic: nothing else runs in between.
+ * Every call is atomic: nothing else runs in between, but for a claim opened with {@link InMemoryOutboxStore.openClaim},
+ * whose locked rows other claims skip until it commits (MySQL's SKIP LOCKED).
  */
 export class InMemoryOutboxStore extends OutboxStore {
   readonly events = new Map<string, EventRow>();
   readonly deliveries = new Map<number, DeliveryRow>();
   readonly attempts: AttemptRow[] = [];
+  /** The rows each open claim's locking read holds (row id → the claim). */
+  private readonly rowLocks = new Map<number, symbol>();
   private nextDeliveryId = 1;
 
   /** The id of the latest delivery stored (0 before the first). */
@@ -200,12 +209,36 @@ export class InMemoryOutboxStore extends OutboxStore {
     fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() },
     owned: Ownership = 'all',
   ): Promise<Claimed> {
+    return Promise.resolve(this.openClaim(limit, lease, fairness, owned).commit());
+  }
+
+  /**
+   * A claim in two steps, as the SQL store's transaction runs it: its locking read (`FOR UPDATE SKIP LOCKED`) now, its
+   * UPDATE and COMMIT when {@link OpenClaim.commit} is called. Until then the rows it read stay locked: another claim
+   * skips them (it neither takes them nor counts them: it may report `exhausted` while they wait). The read scans the
+   * partitions `owned` names, as memory says; the UPDATE leases only rows still due and free whose partition the table
+   * says the holder holds. A claim that leases nothing is `exhausted`: claiming again at once would find the same.
+   */
+  openClaim(
+    limit: number,
+    lease: Lease,
+    fairness: ClaimFairness = { perUser: limit, heldByUser: new Map() },
+    owned: Ownership = 'all',
+  ): OpenClaim {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
+    const locks = Symbol('claim');
     const rows = [...this.deliveries.values()]
-      .filter((row) => isDue(row, lease.now) && this.owns(owned, row) && !excluded.includes(row.userId))
+      .filter(
+        (row) =>
+          isDue(row, lease.now) &&
+          (owned === 'all' || owned.partitions.includes(row.partition)) &&
+          !excluded.includes(row.userId) &&
+          (this.rowLocks.get(row.id) ?? locks) === locks,
+      )
       .sort(claimOrder)
       .slice(0, scanLimit);
+    for (const row of rows) this.rowLocks.set(row.id, locks);
     const taken = new Map<number, number>();
     const ids: number[] = [];
     for (const row of rows) {
@@ -215,13 +248,24 @@ export class InMemoryOutboxStore extends OutboxStore {
       ids.push(row.id);
       if (ids.length === limit) break;
     }
-    const exhausted = rows.length < scanLimit && ids.length === rows.length;
-    for (const id of ids) {
-      const row = this.deliveries.get(id)!;
-      row.lockedBy = lease.token;
-      row.lockedUntil = lease.until;
-    }
-    return Promise.resolve({ claims: ids.length === 0 ? [] : this.claimedBy(lease), exhausted, excluded });
+    const unlock = () => {
+      for (const row of rows) if (this.rowLocks.get(row.id) === locks) this.rowLocks.delete(row.id);
+    };
+    return {
+      commit: () => {
+        unlock();
+        const leased = ids
+          .map((id) => this.deliveries.get(id))
+          .filter((row): row is DeliveryRow => row !== undefined && isDue(row, lease.now) && this.owns(owned, row));
+        for (const row of leased) {
+          row.lockedBy = lease.token;
+          row.lockedUntil = lease.until;
+        }
+        const exhausted = leased.length === 0 || (rows.length < scanLimit && ids.length === rows.length);
+        return { claims: leased.length === 0 ? [] : this.claimedBy(lease), exhausted, excluded };
+      },
+      rollBack: unlock,
+    };
   }
 
   recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {

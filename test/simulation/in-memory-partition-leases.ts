@@ -1,6 +1,7 @@
 import type { AliveInstance } from '../../src/notifications/delivery/partitions/egress-watch';
 import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
-import { PARTITION_COUNT } from '../../src/notifications/delivery/partitions/partitions';
+import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
+import { PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 
 const byHolder = (a: AliveInstance, b: AliveInstance): number => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0);
 
@@ -27,6 +28,8 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   );
   /** Holder → alive until, and when a receiver last answered it. */
   readonly instances = new Map<string, { aliveUntil: number; answeredAt: number | null }>();
+  /** `webhook_endpoint_circuits`: `${userId} ${host}` → the circuit kept. */
+  readonly circuits = new Map<string, KeptCircuit>();
 
   heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
     this.instances.set(holder, { aliveUntil: until, answeredAt });
@@ -71,6 +74,23 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     for (const row of this.partitions.values()) if (row.holder === holder) Object.assign(row, { holder: null, leaseUntil: 0 });
     this.instances.delete(holder);
     return Promise.resolve();
+  }
+
+  keepCircuit(circuit: KeptCircuit): Promise<void> {
+    const key = `${circuit.userId} ${circuit.host}`;
+    if (circuit.state) this.circuits.set(key, circuit);
+    else this.circuits.delete(key);
+    return Promise.resolve();
+  }
+
+  circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
+    const kept: KeptCircuit[] = [];
+    for (const [key, circuit] of this.circuits) {
+      if (!partitions.includes(partitionOf(circuit.userId))) continue;
+      if (circuit.forgetAfter <= now) this.circuits.delete(key);
+      else kept.push(circuit);
+    }
+    return Promise.resolve(kept);
   }
 
   /** Whether `holder` holds `partition`'s lease past `leasedPast` (the claims' condition). */

@@ -1,4 +1,5 @@
 import type { AliveInstance } from '../../src/notifications/delivery/partitions/egress-watch';
+import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
 import {
   type AttemptRecord,
   type Claimed,
@@ -16,7 +17,7 @@ import { type PartitionLease, PartitionLeases } from '../../src/notifications/de
 import type { Ownership } from '../../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
-import type { InMemoryOutboxStore } from './in-memory-outbox-store';
+import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
 import type { SimTime } from './sim-time';
 import type { DatabaseFaults } from './database-faults';
 import { type Instance, type Origin, SECOND, type SendRecord } from './world-model';
@@ -41,6 +42,14 @@ export interface StoreWorld {
   /** These leases were handed back: their deliveries are claimable from now. */
   noteReleased(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
+  /** A write of `instance` keeping a circuit for the next owner applied, or failed. */
+  noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void;
+}
+
+/** A store call that holds locks between its first statement (`begin`) and its commit: rolled back if it never applies. */
+interface OpenTransaction {
+  begin(): void;
+  rollBack(): void;
 }
 
 /**
@@ -66,16 +75,25 @@ export class InstanceStore extends OutboxStore {
     op: () => Promise<T>,
     failed?: (applied: boolean) => void,
     origin: Origin = 'publish',
+    transaction?: OpenTransaction,
   ): Promise<T> {
     const world = this.world;
     const plan = world.database.plan();
     if (plan.latencyMs > SECOND)
       // a stall (an outage it waits out): plain latency is at most 400 ms
       this.instance.stalledUntil = Math.max(this.instance.stalledUntil, world.time.now + plan.latencyMs);
+    // A transaction's first statement runs halfway through the call's latency; it commits when the call applies.
+    if (transaction && plan.outcome !== 'fail' && plan.latencyMs >= 2)
+      world.time.schedule(world.time.now + Math.floor(plan.latencyMs / 2), () => {
+        if (this.instance.alive) transaction.begin();
+      });
     return new Promise<T>((resolve, reject) => {
       const apply = () => {
         if (mutates === true) world.activity++; // the partitions table holds no delivery: nothing to check again
-        if (!this.instance.alive) return;
+        if (!this.instance.alive) {
+          transaction?.rollBack(); // its connection is gone: the database rolls it back
+          return;
+        }
         let answer: Promise<T>;
         if (plan.outcome === 'fail') {
           failed?.(false);
@@ -177,19 +195,27 @@ export class InstanceStore extends OutboxStore {
     );
   }
 
+  /**
+   * A claim is a transaction of two statements: its locking read (halfway through the call's latency), whose rows other
+   * claims skip until its UPDATE and COMMIT (when the call applies), as FOR UPDATE SKIP LOCKED does on MySQL.
+   */
   claimDue(limit: number, lease: Lease, fairness?: ClaimFairness, owned?: Ownership): Promise<Claimed> {
     this.lease(lease);
     const startedAt = this.world.time.now; // it takes what was due then (lease.now), even when it applies later
+    let open: OpenClaim | null = null;
+    const read = () => (open ??= this.world.store.openClaim(limit, lease, fairness, owned));
     return this.call(
       true,
-      async () => {
+      () => {
         this.instance.claimedAt = startedAt;
-        const claimed = await this.world.store.claimDue(limit, lease, fairness, owned);
+        const claimed = read().commit();
         if (claimed.claims.length > 0) this.instance.tookAt = startedAt;
         this.claims(claimed.claims);
-        return claimed;
+        return Promise.resolve(claimed);
       },
       this.leaseLost(lease),
+      'publish',
+      { begin: read, rollBack: () => open?.rollBack() },
     );
   }
 
@@ -244,9 +270,10 @@ export class InstanceStore extends OutboxStore {
 
   /** The partitions table as this instance sees it: every call as slow, stalled or failing as the database's faults say. */
   partitionLeases(): PartitionLeases {
-    const call = <T>(op: () => Promise<T>) => this.call('partitions', op);
+    const call = <T>(op: () => Promise<T>, failed?: (applied: boolean) => void) => this.call('partitions', op, failed);
     const leases = this.world.partitions;
     const instance = this.instance;
+    const world = this.world;
     /** What the instance's checks rely on from now: the lease ends the store answered. */
     const held = (until: number) => (answer: PartitionLease[]) => {
       for (const { partition } of answer) instance.partitionLeases.set(partition, until);
@@ -268,6 +295,22 @@ export class InstanceStore extends OutboxStore {
       }
       leave(holder: string): Promise<void> {
         return call(() => leases.leave(holder));
+      }
+      keepCircuit(circuit: KeptCircuit): Promise<void> {
+        return call(
+          () => leases.keepCircuit(circuit).then(() => world.noteCircuitKept(instance, circuit, true)),
+          (applied) => {
+            if (!applied) world.noteCircuitKept(instance, circuit, false);
+          },
+        );
+      }
+      circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
+        return call(() =>
+          leases.circuitsOf(partitions, now).then((kept) => {
+            for (const partition of partitions) instance.circuitsReadAt.set(partition, world.time.now);
+            return kept;
+          }),
+        );
       }
     })();
   }

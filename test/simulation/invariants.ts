@@ -23,6 +23,8 @@ export const INVARIANTS = {
     "an attempt is skipped for an open circuit only while the endpoint's latest answer, all instances together, was unreachable, within the longest cool-down",
   'egress-stand-down':
     'an instance whose requests reach no receiver (at least 3 endpoints unreachable, none answered, for a minute) while another instance reaches one owns no partition 30 s later, unless it was paused or the database was down meanwhile',
+  'circuit-inherited':
+    "a new owner of a user's partition sends nothing to an endpoint whose circuit another instance opened (no answer since) before that cool-down ends, once the opening was kept (or should have been: 5 s without a failed write, a crash, a pause or an outage)",
   'announced-once':
     'every recorded attempt is announced on attemptRecorded exactly once (unless its recorder crashed first), and nothing else is',
   'no-livelock': 'the engine comes to rest after every step (no endless loop of claims or records)',

@@ -50,14 +50,24 @@ function rewriteRecords(store: InMemoryOutboxStore, rewrite: (record: AttemptRec
 }
 
 export const MUTATIONS = {
+  'circuits-not-kept': {
+    invariant: 'circuit-inherited',
+    breaks: "an owner keeps no circuit for the next owner of its users' partitions",
+    ownership: (ownership) => around(ownership, 'keepCircuit', () => () => undefined),
+  },
+  'circuits-not-inherited': {
+    invariant: 'circuit-inherited',
+    breaks: 'a new owner ignores the circuits kept for the partitions it takes',
+    ownership: (ownership) => around(ownership, 'start', (start) => (listener) => start({ ...listener, inherited: () => undefined })),
+  },
   'claims-take-leased-rows': {
     invariant: 'no-duplicate-send',
     breaks: 'a claim takes rows whose lease still runs',
     store: (store) =>
-      around(store, 'claimDue', (claimDue) => (limit, lease, fairness) => {
+      around(store, 'openClaim', (openClaim) => (limit, lease, fairness) => {
         for (const row of store.deliveries.values())
           if (row.lockedUntil !== null && row.lockedUntil >= lease.now) row.lockedUntil = lease.now - 1;
-        return claimDue(limit, lease, fairness);
+        return openClaim(limit, lease, fairness);
       }),
   },
   'records-count-twice': {

@@ -71,6 +71,8 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
  * mutation's invariant and the mutant breaks it: every invariant is shown to catch something.
  */
 const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
+  'circuits-not-kept': 8,
+  'circuits-not-inherited': 3,
   'claims-take-leased-rows': 1,
   'records-count-twice': 1,
   'retries-due-at-once': 1,

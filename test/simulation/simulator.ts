@@ -57,6 +57,8 @@ import {
   unsentRecord,
 } from './world-model';
 import { InstanceStore, type StoreWorld } from './instance-store';
+import { CircuitOpenings } from './circuit-openings';
+import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
 export interface SimOptions {
   readonly seed: number;
   /** Random steps before the quiet phase (no new work; time runs until every delivery is final). */
@@ -210,6 +212,8 @@ class World implements StoreWorld {
   private readonly announced = new Map<string, number>();
   /** Per endpoint key: the answers of the requests to it, all instances together, in order (global time). */
   private readonly answers = new Map<string, { at: number; unreachable: boolean }[]>();
+  /** Circuits opened, kept for the next owner, closed by an answer: what `circuit-inherited` checks. */
+  private readonly circuits = new CircuitOpenings();
   private nextEvent = 1;
   private nextTx = 1;
 
@@ -553,6 +557,7 @@ class World implements StoreWorld {
       claimedAt: Number.NEGATIVE_INFINITY,
       tookAt: Number.NEGATIVE_INFINITY,
       partitionLeases: new Map(),
+      circuitsReadAt: new Map(),
     } as Omit<Instance, 'engine' | 'scheduler'> as Instance;
     const store = new InstanceStore(this, instance);
     const sender = { send: (request: WebhookRequest) => this.send(instance, request), close: () => Promise.resolve() };
@@ -584,6 +589,7 @@ class World implements StoreWorld {
     events.attemptRecorded.subscribe(({ deliveryId, attemptNumber }) => this.noteAnnounced(instance, deliveryId, attemptNumber));
     events.circuitOpened.subscribe(({ userId, host, until }) => {
       const endpoint = `${userId} ${host}`;
+      this.circuits.opened(instance, endpoint, this.time.now, until - clock.skewMs);
       this.trace(`  ${instance.name}: circuit of ${endpoint} open until +${formatMs(until - clock.now())}`);
     });
     this.instances.push(instance);
@@ -756,6 +762,7 @@ class World implements StoreWorld {
       instance.inFlightTotal--;
       const answers = this.answers.get(endpoint) ?? [];
       answers.push({ at: this.time.now, unreachable: isUnreachable(result.outcome) });
+      if (!isUnreachable(result.outcome)) this.circuits.answered(endpoint);
       this.egress.noteRequest(instance, this.time.now, endpoint, !isUnreachable(result.outcome));
       this.answers.set(endpoint, answers);
       this.trace(
@@ -909,6 +916,12 @@ class World implements StoreWorld {
         `probe ${claim.id}#${attempt}`,
         `${what} probes ${endpoint} (its circuit is half-open in ${instance.name}) while ${probes.length} other probe(s) are in flight (${probes.map((p) => `${p.instance.name}: delivery ${p.deliveryId}`).join(', ')})`,
       );
+    const notInherited = lateForOwner
+      ? null
+      : this.circuits.violation(instance, endpoint, partition, now, this.skewSeenMs, (opener, from, to) =>
+          this.unsettled(opener, from, to),
+        );
+    if (notInherited) this.violate('circuit-inherited', `inherit ${claim.id}#${attempt}`, `${what} to ${endpoint}: ${notInherited}`);
     const record: SendRecord = {
       instance,
       userId: claim.userId,
@@ -952,6 +965,20 @@ class World implements StoreWorld {
     return instance.pauses.some(
       (pause) => pause.until >= since && pause.from <= leaseUntil && pause.until > leaseUntil - TIMEOUT_MS - LEASE_MARGIN_MS,
     );
+  }
+
+  /** `instance` crashed, was paused or stalled, or the database was down, at some time in [from, to]. */
+  private unsettled(instance: Instance, from: number, to: number): boolean {
+    return (
+      !instance.alive ||
+      instance.pauses.some((pause) => pause.until >= from && pause.from <= to) ||
+      instance.stalledUntil >= from ||
+      this.database.downDuring(from, to)
+    );
+  }
+
+  noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void {
+    this.circuits.kept(instance, circuit, this.time.now, applied);
   }
 
   /** New deliveries get their track (deadline from now). */

@@ -21,6 +21,12 @@ class SoleDeliverer extends PartitionLeases {
   leave(): never {
     return this.heartbeat();
   }
+  keepCircuit(): never {
+    return this.heartbeat();
+  }
+  circuitsOf(): never {
+    return this.heartbeat();
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { Clock } from '../clock/clock';
 import { ClockModule } from '../clock/clock.module';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { EventSchemasModule } from '../event-schemas/event-schemas.module';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { UrlPolicyModule } from '../url-policy/url-policy.module';
 import { WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
@@ -56,6 +57,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     SettingsApiModule,
     PreferencesModule,
     UrlPolicyModule,
+    EventSchemasModule,
   ],
   controllers: [DeliveriesController, InternalEventsController],
   providers: [

@@ -126,7 +126,8 @@ export class InternalEventsController {
     const events = batch ? (dto as PublishEventsDto).events : [dto as PublishEventDto];
     try {
       return await withDeadline(
-        this.publisher.publishValidated(this.producer, events, { idempotencyKey, trace }),
+        // A bare event's fields are named as its other errors name them: `payload.amount`, not `events[0].payload.amount`.
+        this.publisher.publishValidated(this.producer, events, { idempotencyKey, trace, eventPath: batch ? undefined : () => '' }),
         this.timeoutMs,
         (outcome) => this.logLate(events.length, outcome),
       );

@@ -1,6 +1,8 @@
 import { ApiProperty } from '../common/api/openapi-decorators';
 import type { OpenAPIObject, ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { type EventType, WEBHOOK_EVENT_TYPES } from '../catalog/event-catalog';
+import { eventComponentNames, pascalCase } from '../event-schemas/event-schemas-openapi';
+import type { EventSchemas } from '../event-schemas/event-schemas';
 import { Severity } from './dto/publish-event.dto';
 import { MAX_ATTEMPTS } from './retry-policy';
 
@@ -43,13 +45,37 @@ const header = (
   ...(example === undefined ? {} : { example }),
 });
 
-/** The outgoing request, as an OpenAPI 3.1 `webhooks` entry, so receivers can generate types for it. */
-export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
+type Webhooks = NonNullable<OpenAPIObject['webhooks']>;
+
+/**
+ * The outgoing request, as OpenAPI 3.1 `webhooks`, so receivers can generate types for it: one generic `fundingEvent`
+ * (payload: any object), or with an event catalog one entry per event type that can be delivered to a webhook, named
+ * after it, whose body is `<Type>Event` when the type has a schema (add {@link eventSchemaComponents} to the document's
+ * component schemas).
+ */
+export function webhookDocumentation(eventSchemas?: EventSchemas): Webhooks {
+  const catalog = eventSchemas && Object.values(eventSchemas).some((entry) => entry !== undefined) ? eventSchemas : undefined;
+  if (!catalog) {
+    const summary = 'A funding-automation event, POSTed to the URL the user configured for its type';
+    return webhook('fundingEvent', 'receiveFundingEvent', summary, 'WebhookEventBodyDto', WEBHOOK_EVENT_TYPES);
+  }
+  const entries = WEBHOOK_EVENT_TYPES.map((type) => {
+    const entry = catalog[type];
+    const summary = entry
+      ? `A ${type} event (payload schema version ${entry.version}), POSTed to the URL the user configured for ${type}`
+      : `A ${type} event (no payload schema: any object), POSTed to the URL the user configured for ${type}`;
+    const body = entry ? eventComponentNames(type).event : 'WebhookEventBodyDto';
+    return webhook(type, `receive${pascalCase(type)}`, summary, body, [type]);
+  });
+  return Object.assign({}, ...entries) as Webhooks;
+}
+
+function webhook(name: string, operationId: string, summary: string, bodySchema: string, types: readonly EventType[]): Webhooks {
   return {
-    fundingEvent: {
+    [name]: {
       post: {
-        operationId: 'receiveFundingEvent',
-        summary: 'A funding-automation event, POSTed to the URL the user configured for its type',
+        operationId,
+        summary,
         description:
           'Verify `X-Service-Signature` (or `webhook-signature`, with a Standard Webhooks library) over the raw request body before parsing it: ' +
           '`v1=` + lowercase hex HMAC-SHA256 of `"<X-Service-Timestamp>.<raw body>"`, keyed with the `whsec_…` secret ' +
@@ -59,7 +85,7 @@ export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
           'The same event keeps its `X-Service-Event-Id` across retries and redeliveries: use it to ignore duplicates.',
         parameters: [
           header('User-Agent', 'The service and its public site.', { type: 'string' }, 'Service/0.1.0 (+https://funding.example.com)'),
-          header('X-Service-Type', 'The event type, as in the body.', { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] }, 'RATE_SPIKE'),
+          header('X-Service-Type', 'The event type, as in the body.', { type: 'string', enum: [...types] }, types[0]),
           header('X-Service-Event-Id', 'Stable id of the event: the same on every retry and redelivery.', { type: 'string' }),
           header('X-Service-Attempt', 'Attempt number within this delivery, from 1.', {
             type: 'integer',
@@ -98,7 +124,7 @@ export function webhookDocumentation(): NonNullable<OpenAPIObject['webhooks']> {
         ],
         requestBody: {
           required: true,
-          content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookEventBodyDto' } } },
+          content: { 'application/json': { schema: { $ref: `#/components/schemas/${bodySchema}` } } },
         },
         responses: {
           '2XX': { description: 'Delivered. The body is ignored (at most 1 KiB is kept in the delivery log).' },

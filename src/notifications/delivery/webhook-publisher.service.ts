@@ -10,6 +10,7 @@ import { rfc3339Instant } from '../common/values/rfc3339';
 import { GroupCommit } from '../common/concurrency/group-commit';
 import { isUniqueViolation } from '../common/database/database-errors';
 import { flattenValidationErrors } from '../common/api/validation.pipe';
+import { EventSchemasService } from '../event-schemas/event-schemas.service';
 import { PreferencesService } from '../preferences/preferences.service';
 import { webhookKey } from '../preferences/webhook-key';
 import { AfterCommit } from './engine/after-commit.subscriber';
@@ -65,7 +66,11 @@ export interface PublishOptions {
 }
 
 /** {@link PublishOptions} of a producer whose trace context was parsed already (the internal endpoint's headers). */
-export type ProducerPublishOptions = Omit<PublishOptions, 'traceparent' | 'tracestate'> & { readonly trace?: TraceContext };
+export type ProducerPublishOptions = Omit<PublishOptions, 'traceparent' | 'tracestate'> & {
+  readonly trace?: TraceContext;
+  /** How errors name an event's fields: `events[i]` (the default), or `''` for a request of one event as a bare object. */
+  readonly eventPath?: (index: number) => string;
+};
 
 /** Who publishes: keys are unique within a scope (the internal endpoint's token, or the host). */
 export interface PublishScope {
@@ -126,6 +131,7 @@ export class WebhookPublisher {
     private readonly keys: IdempotencyKeyRepository,
     @Inject(IDEMPOTENCY_WINDOW_MS) private readonly keyWindowMs: number,
     private readonly tracing: DeliveryTracing,
+    private readonly eventSchemas: EventSchemasService,
   ) {}
 
   publish(event: PublishableEvent, options: PublishOptions = {}): Promise<PublishResultDto> {
@@ -133,7 +139,8 @@ export class WebhookPublisher {
   }
 
   /**
-   * Validates every event, body size included (400 naming `events[i].field`), queues the deliveries, starts the first
+   * Validates every event, body size and the payload's event schema included (400 naming `events[i].field`: nothing of
+   * the call is stored when one event is invalid), queues the deliveries, starts the first
    * attempts. With `idempotencyKey`, a retry answers the first call's result (see {@link PublishOptions}).
    */
   async publishMany(events: readonly PublishableEvent[], options: PublishOptions = {}): Promise<PublishResultDto> {
@@ -162,8 +169,10 @@ export class WebhookPublisher {
   ): Promise<PublishResultDto> {
     const now = this.clock.now();
     const key = options.idempotencyKey === undefined ? undefined : validIdempotencyKey(options.idempotencyKey, producer.keyField);
+    const eventPath = options.eventPath ?? ((index: number) => `events[${index}]`);
     const valid = events.map((input, index): ValidEvent => {
       const event = validated(input, index);
+      this.eventSchemas.checkPayload(event.type, event.payload, eventPath(index));
       return { id: randomUUID(), event, body: serialize(event, now, index) };
     });
     // Refused before anything is read through it: another DataSource's manager would read (and write) another database.

@@ -1,4 +1,5 @@
 import type { AttemptOutcome } from '../http/attempt-result';
+import type { CircuitState } from '../partitions/kept-circuit';
 
 export interface CircuitBreakerSettings {
   /** Unreachable attempts in a row (timeouts, connection and TLS failures) that open the circuit; 0 never opens it. */
@@ -28,7 +29,23 @@ export class CircuitBreaker {
   /** When the last unreachable outcome was counted. */
   private lastFailureAt = 0;
 
-  constructor(private readonly settings: CircuitBreakerSettings) {}
+  constructor(
+    private readonly settings: CircuitBreakerSettings,
+    kept?: CircuitState,
+  ) {
+    if (kept)
+      ({ failures: this.failures, openUntil: this.openUntil, coolDownMs: this.coolDownMs, lastFailureAt: this.lastFailureAt } = kept);
+  }
+
+  /** What this circuit remembers, to be kept for the next owner of its user's partition. */
+  get state(): CircuitState {
+    return { failures: this.failures, openUntil: this.openUntil, coolDownMs: this.coolDownMs, lastFailureAt: this.lastFailureAt };
+  }
+
+  /** From when forgetting this breaker changes nothing that matters (see {@link isForgettable}). */
+  get forgetAfter(): number {
+    return (this.openUntil ?? this.lastFailureAt) + this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR;
+  }
 
   /** How many attempts may be in flight now: `cap` when closed, 1 probe when half-open, 0 when open. */
   allowance(cap: number, now: number): number {
@@ -60,9 +77,7 @@ export class CircuitBreaker {
    * cool-down) lies longer ago than the longest cool-down. An endpoint silent for that long starts afresh.
    */
   isForgettable(now: number): boolean {
-    if (this.isPristine) return true;
-    const since = this.openUntil ?? this.lastFailureAt;
-    return now >= since + this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR;
+    return this.isPristine || now >= this.forgetAfter;
   }
 
   /** True when the circuit is closed and forgets nothing worth keeping. */

@@ -267,6 +267,9 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       const result = await update.execute();
       return result.affected ?? ids.length;
     });
+    // Rows picked but none leased (taken by another claim meanwhile, or their partitions are not this holder's as the
+    // table says): claiming again at once would read the same rows. What is left waits for the next reason to claim.
+    if (claimed === 0) exhausted = true;
     return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
   }
 

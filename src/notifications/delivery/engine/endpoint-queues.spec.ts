@@ -1,4 +1,5 @@
 import type { EventType } from '../../catalog/event-catalog';
+import type { KeptCircuit } from '../partitions/kept-circuit';
 import { EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 
 interface Attempt extends QueuedAttempt {
@@ -151,6 +152,65 @@ describe('EndpointQueues', () => {
     expect(queues.admission(mine.endpoint, T)).toBe('hold');
     expect(queues.openCircuits(T)).toBe(0);
     expect(queues.held).toBe(0);
+  });
+
+  it('tells what the next owner should know as a circuit opens, opens again, closes, and leaves with a partition still failing', () => {
+    const kept: KeptCircuit[] = [];
+    const queues = new EndpointQueues<Attempt>(limits, (circuit) => kept.push(circuit));
+    const dead = Array.from({ length: 4 }, () => attempt(1, 'dead.example'));
+    const failing = attempt(2, 'flaky.example');
+    for (const a of [...dead, failing]) queues.push(a);
+    startAll(queues);
+    for (const a of dead.slice(0, 3)) queues.finished(a, 'timeout', T);
+    queues.finished(failing, 'connect_error', T); // 1 of 3: nothing to tell yet
+    expect(kept).toEqual([
+      {
+        userId: 1,
+        host: 'dead.example',
+        state: { failures: 3, openUntil: T + 30_000, coolDownMs: 30_000, lastFailureAt: T },
+        forgetAfter: T + 30_000 * 17,
+      },
+    ]);
+    queues.push(dead[3]);
+    expect(startAll(queues, T + 30_000)).toEqual([dead[3]]); // the probe
+    queues.finished(dead[3], 'timeout', T + 30_000); // opens again, for twice as long
+    expect(kept[1].state).toEqual({ failures: 4, openUntil: T + 90_000, coolDownMs: 60_000, lastFailureAt: T + 30_000 });
+    const probe = attempt(1, 'dead.example');
+    queues.push(probe);
+    expect(startAll(queues, T + 90_000)).toEqual([probe]);
+    queues.finished(probe, 'http_error', T + 90_000); // an answer: closed, nothing to keep
+    expect(kept[2]).toMatchObject({ userId: 1, host: 'dead.example', state: null });
+    queues.handOver((userId) => userId === 2);
+    expect(kept[3]).toEqual({
+      userId: 2,
+      host: 'flaky.example',
+      state: { failures: 1, openUntil: null, coolDownMs: 0, lastFailureAt: T },
+      forgetAfter: T + 30_000 * 16,
+    });
+    expect(kept).toHaveLength(4);
+  });
+
+  it('starts an endpoint it does not know from the circuit kept by the previous owner: open until its time, then one probe', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const state = { failures: 3, openUntil: T + 10_000, coolDownMs: 30_000, lastFailureAt: T - 20_000 };
+    const reopening = queues.inherit(
+      [
+        { userId: 1, host: 'dead.example', state, forgetAfter: T + 1_000_000 },
+        { userId: 2, host: 'stale.example', state: { ...state, openUntil: T - 1_000_000 }, forgetAfter: T - 1 },
+        { userId: 3, host: 'failing.example', state: { ...state, openUntil: null, failures: 2 }, forgetAfter: T + 1_000_000 },
+      ],
+      T,
+    );
+    expect(reopening).toBe(T + 10_000);
+    const dead = attempt(1, 'dead.example');
+    expect(queues.admission(dead.endpoint, T)).toMatchObject({ parkUntil: T + 10_000 });
+    expect(queues.admission(attempt(2, 'stale.example').endpoint, T)).toBe('hold'); // stale: forgotten
+    for (let i = 0; i < 3; i++) queues.push(attempt(1, 'dead.example'));
+    expect(startAll(queues, T + 10_000)).toHaveLength(1); // half-open: one probe, not the cap of 2
+    const failing = attempt(3, 'failing.example');
+    queues.push(failing);
+    expect(startAll(queues, T + 10_000)).toEqual([failing]);
+    expect(queues.finished(failing, 'timeout', T + 10_000)).not.toBeNull(); // its third failure in a row opens it
   });
 
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {

@@ -1,5 +1,6 @@
 import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
+import type { KeptCircuit } from '../partitions/kept-circuit';
 import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
 
 /**
@@ -16,6 +17,11 @@ export function endpointKeyOf(userId: number, url: string): EndpointKey {
   } catch {
     host = url; // the sender refuses it; it still needs a queue of its own
   }
+  return endpointOn(userId, host);
+}
+
+/** The endpoint of one user's URLs on `host` (name and port, as a URL's `host`). */
+export function endpointOn(userId: number, host: string): EndpointKey {
   return `${userId} ${host}`;
 }
 
@@ -85,7 +91,14 @@ export class EndpointQueues<T extends QueuedAttempt> {
   private running = 0;
   private heldCount = 0;
 
-  constructor(private readonly limits: EndpointLimits) {}
+  /**
+   * `keep`, when given, hears each circuit as it opens, opens again, closes, or leaves with its user's partition still
+   * failing: what the next owner of the partition starts from ({@link inherit}).
+   */
+  constructor(
+    private readonly limits: EndpointLimits,
+    private readonly keep?: (circuit: KeptCircuit) => void,
+  ) {}
 
   /** Attempts queued or in flight. */
   get held(): number {
@@ -149,9 +162,31 @@ export class EndpointQueues<T extends QueuedAttempt> {
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
+    const wasOpen = endpoint.breaker.isOpen;
     const opened = endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
+    if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
     this.settle(endpoint);
     return opened;
+  }
+
+  /**
+   * Circuits kept by the previous owners of partitions this instance just took: an endpoint it does not know yet starts
+   * from its kept state (open until its time, then one probe; failures in a row still counted). Answers the earliest
+   * time one of them lets a probe through, or null.
+   */
+  inherit(circuits: readonly KeptCircuit[], now: number): number | null {
+    let reopening: number | null = null;
+    for (const { userId, host, state } of circuits) {
+      const key = endpointOn(userId, host);
+      if (!state || this.endpoints.has(key)) continue;
+      const endpoint = new Endpoint<T>(key, userId, new CircuitBreaker(this.limits.circuitBreaker, state));
+      if (endpoint.breaker.isForgettable(now)) continue;
+      this.endpoints.set(key, endpoint);
+      this.idle.add(endpoint);
+      const at = endpoint.breaker.reopensAt;
+      if (at !== null && (reopening === null || at < reopening)) reopening = at;
+    }
+    return reopening;
   }
 
   /** True when the endpoint's circuit is half-open: the attempt {@link next} hands out for it is the probe, the one request it lets through. */
@@ -170,13 +205,15 @@ export class EndpointQueues<T extends QueuedAttempt> {
 
   /**
    * The users' partitions moved to another instance: takes out their queued attempts (the caller hands them back) and
-   * forgets their endpoints' circuits once nothing of theirs is in flight; the new owner's decide from now on.
+   * forgets their endpoints' circuits once nothing of theirs is in flight (one still failing is kept for the new owner
+   * first; an open one was kept as it opened): the new owner's decide from now on.
    */
   handOver(users: (userId: number) => boolean): T[] {
     const endpoints = [...this.endpoints.values()].filter((endpoint) => users(endpoint.userId));
     const taken = this.take(endpoints, () => true);
     for (const endpoint of endpoints) {
       if (endpoint.inFlight > 0) continue;
+      if (endpoint.breaker.failuresInRow > 0 && !endpoint.breaker.isOpen) this.keepCircuit(endpoint); // open: kept as it opened
       this.endpoints.delete(endpoint.key);
       this.idle.delete(endpoint);
     }
@@ -240,6 +277,11 @@ export class EndpointQueues<T extends QueuedAttempt> {
       this.idle.delete(endpoint);
       this.endpoints.delete(endpoint.key);
     }
+  }
+
+  private keepCircuit(endpoint: Endpoint<T>): void {
+    const { key, userId, breaker } = endpoint;
+    this.keep?.({ userId, host: hostOf(key), state: breaker.isPristine ? null : breaker.state, forgetAfter: breaker.forgetAfter });
   }
 
   private park(endpoint: Endpoint<T>): OpenedCircuit<T> {

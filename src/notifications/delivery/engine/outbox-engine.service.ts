@@ -69,13 +69,16 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   ) {
     this.work = new EngineWork(settings.role !== 'api');
     const { concurrency, perEndpointConcurrency, circuitBreaker } = settings;
-    this.queues = new EndpointQueues<Job>({
-      concurrency,
-      perEndpoint: perEndpointConcurrency,
-      heldPerEndpoint: perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT,
-      held: concurrency * HELD_PER_SLOT,
-      circuitBreaker,
-    });
+    this.queues = new EndpointQueues<Job>(
+      {
+        concurrency,
+        perEndpoint: perEndpointConcurrency,
+        heldPerEndpoint: perEndpointConcurrency * HELD_PER_ENDPOINT_SLOT,
+        held: concurrency * HELD_PER_SLOT,
+        circuitBreaker,
+      },
+      (circuit) => ownership.keepCircuit(circuit),
+    );
     this.capacity = new InstanceCapacity(this.queues, settings, this.work, clock);
     this.wakeUps = new WakeUps(outbox, clock, settings, this.queues, this.capacity, this.work, {
       lease: () => this.lease(),
@@ -281,6 +284,10 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       inFlight: (partition) => this.runner.inFlight(partition),
       lost: (partitions) => this.handOver(partitions),
       gained: () => void this.wakeUps.wake('backlog'),
+      inherited: (circuits) => {
+        const reopening = this.queues.inherit(circuits, this.clock.now());
+        if (reopening !== null) this.wakeUps.probeAt(reopening);
+      },
     });
     // Sharing the partitions with other instances, an `all` process polls like a worker: what the others publish for the
     // users it owns is due in the outbox, for it to claim.

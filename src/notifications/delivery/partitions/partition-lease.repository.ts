@@ -3,7 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { isMySql } from '../../common/database/is-mysql';
 import type { AliveInstance } from './egress-watch';
+import type { KeptCircuit } from './kept-circuit';
 import { type PartitionLease, PartitionLeases } from './partition-leases';
+import { partitionOf } from './partitions';
 
 /** An instance whose heartbeat ended this long ago is forgotten (its row deleted): long past any lease it held. */
 const FORGET_AFTER_MS = 60 * 60_000;
@@ -69,6 +71,43 @@ export class PartitionLeaseRepository extends PartitionLeases {
   async leave(holder: string): Promise<void> {
     await this.write('UPDATE webhook_partitions SET holder = NULL, lease_until = 0 WHERE holder = ?', [holder]);
     await this.write('DELETE FROM webhook_delivery_instances WHERE holder = ?', [holder]);
+  }
+
+  async keepCircuit({ userId, host, state, forgetAfter }: KeptCircuit): Promise<void> {
+    if (!state) return this.write('DELETE FROM webhook_endpoint_circuits WHERE user_id = ? AND host = ?', [userId, host]);
+    const columns = ['failures', 'open_until', 'cool_down_ms', 'last_failure_at', 'forget_after'];
+    const update = this.shared
+      ? columns.map((column) => `${column} = VALUES(${column})`).join(', ')
+      : columns.map((column) => `${column} = excluded.${column}`).join(', ');
+    await this.write(
+      `INSERT INTO webhook_endpoint_circuits (user_id, host, user_partition, ${columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${
+        this.shared ? 'ON DUPLICATE KEY UPDATE' : 'ON CONFLICT (user_id, host) DO UPDATE SET'
+      } ${update}`,
+      [userId, host, partitionOf(userId), state.failures, state.openUntil, state.coolDownMs, state.lastFailureAt, forgetAfter],
+    );
+  }
+
+  async circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
+    if (partitions.length === 0) return [];
+    const [among, ids] = partitionList(partitions);
+    await this.write(`DELETE FROM webhook_endpoint_circuits WHERE ${among} AND forget_after <= ?`, [...ids, now]);
+    const rows = await this.dataSource.query<Record<string, string | number | null>[]>(
+      `SELECT user_id, host, failures, open_until, cool_down_ms, last_failure_at, forget_after FROM webhook_endpoint_circuits WHERE ${among}`,
+      ids,
+    );
+    return rows.map((row) => {
+      return {
+        userId: Number(row.user_id),
+        host: String(row.host),
+        state: {
+          failures: Number(row.failures),
+          openUntil: row.open_until === null ? null : Number(row.open_until),
+          coolDownMs: Number(row.cool_down_ms),
+          lastFailureAt: Number(row.last_failure_at),
+        },
+        forgetAfter: Number(row.forget_after),
+      };
+    });
   }
 
   /** Those partitions matching `condition` that `holder` holds until exactly `until`: what a take or renewal just wrote. */

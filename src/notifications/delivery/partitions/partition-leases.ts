@@ -1,4 +1,5 @@
 import type { AliveInstance } from './egress-watch';
+import type { KeptCircuit } from './kept-circuit';
 
 /** A partition's lease as its holder took it: the epoch counts takes, so a renewal never extends a lease taken again since. */
 export interface PartitionLease {
@@ -7,9 +8,9 @@ export interface PartitionLease {
 }
 
 /**
- * The partitions table (`webhook_partitions`: partition, holder, lease end, epoch) and the instances that deliver
- * (`webhook_delivery_instances`: holder, alive until), as {@link PartitionOwnership} uses them: a handful of statements per
- * instance every few seconds, none per delivery. Times are the caller's clock (epoch ms). An abstract class so that it
+ * The partitions table (`webhook_partitions`: partition, holder, lease end, epoch), the instances that deliver
+ * (`webhook_delivery_instances`: holder, alive until) and what moves with a partition (`webhook_endpoint_circuits`), as
+ * {@link PartitionOwnership} uses them: a handful of statements per instance every few seconds, none per delivery. Times are the caller's clock (epoch ms). An abstract class so that it
  * is a Nest DI token; the SQL store and the simulation's in-memory store implement it.
  */
 export abstract class PartitionLeases {
@@ -39,4 +40,13 @@ export abstract class PartitionLeases {
 
   /** `holder` stops delivering: its partitions are given back and it no longer counts as alive. */
   abstract leave(holder: string): Promise<void>;
+
+  /**
+   * Keeps an endpoint's circuit (`state` null: forgets it) for the next owner of its user's partition. Written as a
+   * circuit opens, opens again or closes, and as a partition moves away while an endpoint still fails: never per attempt.
+   */
+  abstract keepCircuit(circuit: KeptCircuit): Promise<void>;
+
+  /** The circuits kept for the users of `partitions` that still matter at `now`; those that no longer do are forgotten. */
+  abstract circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]>;
 }

@@ -38,6 +38,7 @@ function instance(leases: InMemoryPartitionLeases, clock: Clock, name: string, i
     inFlight: (partition) => inFlight.get(partition) ?? 0,
     lost: (partitions) => lost.push(...partitions),
     gained: () => gained++,
+    inherited: () => undefined,
   };
   const ownership = new PartitionOwnership(leases, clock, settings, name);
   return { ownership, lost, inFlight, gained: () => gained, start: () => ownership.start(listener) };
@@ -136,9 +137,33 @@ describe('PartitionOwnership', () => {
     expect(heldBy(leases, 'b')).toHaveLength(PARTITION_COUNT);
   });
 
+  it('hands the circuits kept for the partitions it takes to the engine before they are its own; a failed read takes them again', async () => {
+    const open = { failures: 5, openUntil: clock.now() + 30_000, coolDownMs: 30_000, lastFailureAt: clock.now() };
+    await leases.keepCircuit({ userId: 7, host: 'dead.example', state: open, forgetAfter: clock.now() + 600_000 });
+    const heard: { circuits: number; owned: boolean }[] = [];
+    const ownership = new PartitionOwnership(leases, clock, settings, 'a');
+    const circuitsOf = leases.circuitsOf.bind(leases);
+    let failRead = true;
+    leases.circuitsOf = (partitions, now) => (failRead ? Promise.reject(new Error('connection lost')) : circuitsOf(partitions, now));
+    await ownership.start({
+      inFlight: () => 0,
+      lost: () => undefined,
+      gained: () => undefined,
+      inherited: (circuits) => heard.push({ circuits: circuits.length, owned: ownership.covers(7, clock.now()) }),
+    });
+    expect(heard).toEqual([]);
+    expect(ownership.count).toBe(0); // taken in the table, not its own: its attempts must not start without the circuits
+    expect(heldBy(leases, 'a')).toHaveLength(PARTITION_COUNT);
+    failRead = false;
+    clock.fire(); // the round a second later takes them again (its own) and reads them
+    await ownership.cycle();
+    expect(heard).toEqual([{ circuits: 1, owned: false }]);
+    expect(ownership.count).toBe(PARTITION_COUNT);
+  });
+
   it('owns nothing in an api process, and everything without statements where one process delivers (SQLite)', async () => {
     const api = new PartitionOwnership(leases, clock, { ...settings, role: 'api' }, 'api');
-    await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
+    await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined, inherited: () => undefined });
     expect(api.count).toBe(0);
     expect(api.covers(1, clock.now())).toBe(false);
     const sole = new PartitionOwnership(
@@ -147,7 +172,7 @@ describe('PartitionOwnership', () => {
       settings,
       'sole',
     );
-    await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined });
+    await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined, inherited: () => undefined });
     expect(sole.owned(clock.now())).toBe('all');
     expect(sole.covers(1, Number.MAX_SAFE_INTEGER)).toBe(true);
     expect(leases.instances.size).toBe(0);

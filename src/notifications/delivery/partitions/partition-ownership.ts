@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import { EGRESS_STAND_DOWN_MS, EGRESS_WINDOW_MS, EgressWatch } from './egress-watch';
+import type { KeptCircuit } from './kept-circuit';
 import type { PartitionLease, PartitionLeases } from './partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 
@@ -29,6 +30,8 @@ export interface PartitionListener {
   lost(partitions: ReadonlySet<number>): void;
   /** This instance took partitions, or renewed leases too short to start an attempt on: their due deliveries are claimed now. */
   gained(): void;
+  /** The circuits their previous owners kept for the partitions just taken: heard before any of their attempts may start. */
+  inherited(circuits: readonly KeptCircuit[]): void;
 }
 
 interface Held {
@@ -69,6 +72,9 @@ export class PartitionOwnership {
   private claimable: { readonly partitions: readonly number[]; readonly validUntil: number } | null = null;
   /** When the earliest lease held ends (after each round). */
   private earliestEnd = Number.POSITIVE_INFINITY;
+  /** Circuits being kept, one write at a time and in order (a close never lands before the opening it ends). */
+  private keeping: Promise<void> = Promise.resolve();
+  private keepingFails = false;
 
   constructor(
     private readonly leases: PartitionLeases,
@@ -179,6 +185,7 @@ export class PartitionOwnership {
     this.held.clear();
     this.leaving.clear();
     this.claimable = null;
+    await this.keeping;
     await this.leases.leave(this.holder);
     if (count > 0) this.logger.log(`Partitions: gave back ${count} on shutdown`);
   }
@@ -217,6 +224,14 @@ export class PartitionOwnership {
     await this.giveBack(wanted, sentAt);
     const missing = [...wanted].filter((partition) => !this.held.has(partition));
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
+    if (
+      taken.length > 0 &&
+      !(await this.inherit(
+        taken.map((lease) => lease.partition),
+        sentAt,
+      ))
+    )
+      return;
     for (const { partition, epoch } of taken) this.held.set(partition, { epoch, until, since: sentAt });
     // Partitions that are this instance's to own but still another's (it is handing them over, or its lease runs out):
     // looked at again in a second, not at the next round, so their deliveries wait as little as the hand-over allows.
@@ -228,6 +243,44 @@ export class PartitionOwnership {
         `Partitions: took ${taken.length} (${describe(taken.map((lease) => lease.partition))}); owns ${this.count} of ${PARTITION_COUNT}, ${alive.length} instance(s) alive`,
       );
     if (taken.length > 0 || revived) this.listener?.gained();
+  }
+
+  /**
+   * Keeps an endpoint's circuit for the next owner of its user's partition (see {@link PartitionLeases.keepCircuit}): only
+   * where partitions move (MySQL/MariaDB); in order, after the writes before it. A failed write is logged and dropped:
+   * the next owner then counts that endpoint's failures afresh.
+   */
+  keepCircuit(circuit: KeptCircuit): void {
+    if (this.mode !== 'leased') return;
+    this.keeping = this.keeping.then(() =>
+      this.leases.keepCircuit(circuit).then(
+        () => {
+          this.keepingFails = false;
+        },
+        (error: Error) => {
+          if (!this.keepingFails)
+            this.logger.warn(`Circuit of user ${circuit.userId}, host ${circuit.host} not kept for the next owner (${error.message})`);
+          this.keepingFails = true;
+        },
+      ),
+    );
+  }
+
+  /**
+   * Reads the circuits kept for partitions just taken and hands them to the engine before they are this instance's. When
+   * the read fails they are not: the next round takes them again (a take of its own holder's partition) and reads again.
+   */
+  private async inherit(partitions: readonly number[], now: number): Promise<boolean> {
+    try {
+      this.listener?.inherited(await this.leases.circuitsOf(partitions, now));
+      return true;
+    } catch (error) {
+      this.logger.warn(
+        `Partitions: took ${partitions.length} but could not read their circuits (${(error as Error).message}); again in a second`,
+      );
+      this.soon();
+      return false;
+    }
   }
 
   /** Leases that ended on this clock (a pause, renewals failing) are no longer this instance's, before anything else. */
@@ -274,6 +327,7 @@ export class PartitionOwnership {
 
   private async release(partitions: readonly number[]): Promise<void> {
     if (partitions.length === 0) return;
+    await this.keeping; // what the next owner inherits is written before it can take the partitions
     await this.leases.release(this.holder, partitions);
     for (const partition of partitions) {
       this.held.delete(partition);
