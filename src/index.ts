@@ -18,6 +18,7 @@ export {
 export { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from './notifications/notifications.schema';
 export { NotificationPreference } from './notifications/preferences/notification-preference.entity';
 export { WebhookSigningSecret } from './notifications/secrets/webhook-signing-secret.entity';
+export { WebhookSigningKey } from './notifications/secrets/webhook-signing-key.entity';
 export { NotificationPreferences } from './notifications/preferences/notification-preferences.service';
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export { parseUserId } from './notifications/auth/user-id';
@@ -26,7 +27,13 @@ export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './
 export { QueryRunnerTransactionStillOpenError } from './notifications/common/database/serial-transactions';
 export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
 export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
-export { signStandardWebhook } from './notifications/delivery/standard-webhooks-signature';
+export {
+  signStandardWebhook,
+  signStandardWebhookEd25519,
+  verifyWebhookPublicKeySignature,
+  type VerifyWebhookPublicKeySignatureInput,
+} from './notifications/delivery/standard-webhooks-signature';
+export { SignatureScheme } from './notifications/secrets/signature-scheme';
 export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';
 export { WebhookDeliveryAttempt } from './notifications/delivery/webhook-delivery-attempt.entity';
 export { WebhookEvent } from './notifications/delivery/webhook-event.entity';

@@ -188,6 +188,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/settings/notifications/webhook/rotate-signing-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the Ed25519 key pair of one event type's webhook
+         * @description Generates a new key pair for the type's configured webhook (enabled or not; its first, if it had none) and answers the preference with the new `signingPublicKey`. The private key is never returned. The next attempt, pending retries included, is signed with the new key when the webhook has `ed25519` among its `signatureSchemes`. With `overlapHours`, the old key also signs (`webhook-signature` carries a `v1a` of each) for that long, and the row shows `previousSigningPublicKey` until then.
+         */
+        post: operations["rotateSigningKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/settings/notifications/webhook/test": {
         parameters: {
             query?: never;
@@ -313,6 +333,26 @@ export interface components {
             group: components["schemas"]["EventGroup"];
             /** @description WEBHOOK rows only. */
             hasWebhookSecret?: boolean;
+            /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
+            previousSigningPublicKey?: string;
+            /**
+             * Format: date-time
+             * @description Present with `previousSigningPublicKey`: until when the previous key pair also signs.
+             */
+            previousSigningPublicKeyValidUntil?: string;
+            /**
+             * @description WEBHOOK rows only: which schemes sign its deliveries. `hmac` (the default): `X-Service-Signature` and the Standard Webhooks `v1,` signature, with the signing secret. `ed25519`: the Standard Webhooks `v1a,` signature, with the webhook's private key, verified with `signingPublicKey`. Both: every signature is sent.
+             * @example [
+             *       "hmac",
+             *       "ed25519"
+             *     ]
+             */
+            signatureSchemes?: components["schemas"]["SignatureScheme"][];
+            /**
+             * @description WEBHOOK rows with a key pair (made when `ed25519` is first chosen): the Ed25519 public key in the Standard Webhooks format, `whpk_` and the raw 32-byte key in base64. Receivers verify `v1a` signatures with it alone; it is not a secret. The private key is never returned.
+             * @example whpk_FLCTO+FlSFv2PDkGs2Ma3XnowfB7Mx4Sb4X3elqWa1c=
+             */
+            signingPublicKey?: string;
             /** @description USER when an explicit preference exists. */
             source: components["schemas"]["PreferenceSource"];
             type: components["schemas"]["EventType"];
@@ -365,6 +405,26 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
+            previousSigningPublicKey?: string;
+            /**
+             * Format: date-time
+             * @description Present with `previousSigningPublicKey`: until when the previous key pair also signs.
+             */
+            previousSigningPublicKeyValidUntil?: string;
+            /**
+             * @description WEBHOOK rows only: which schemes sign its deliveries. `hmac` (the default): `X-Service-Signature` and the Standard Webhooks `v1,` signature, with the signing secret. `ed25519`: the Standard Webhooks `v1a,` signature, with the webhook's private key, verified with `signingPublicKey`. Both: every signature is sent.
+             * @example [
+             *       "hmac",
+             *       "ed25519"
+             *     ]
+             */
+            signatureSchemes?: components["schemas"]["SignatureScheme"][];
+            /**
+             * @description WEBHOOK rows with a key pair (made when `ed25519` is first chosen): the Ed25519 public key in the Standard Webhooks format, `whpk_` and the raw 32-byte key in base64. Receivers verify `v1a` signatures with it alone; it is not a secret. The private key is never returned.
+             * @example whpk_FLCTO+FlSFv2PDkGs2Ma3XnowfB7Mx4Sb4X3elqWa1c=
+             */
+            signingPublicKey?: string;
             type: components["schemas"]["EventType"];
             /** Format: date-time */
             updatedAt: string;
@@ -458,6 +518,26 @@ export interface components {
              * @example 2026-11-26T09:30:00.000Z
              */
             previousSecretValidUntil: string | null;
+            /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
+            previousSigningPublicKey?: string;
+            /**
+             * Format: date-time
+             * @description Present with `previousSigningPublicKey`: until when the previous key pair also signs.
+             */
+            previousSigningPublicKeyValidUntil?: string;
+            /**
+             * @description WEBHOOK rows only: which schemes sign its deliveries. `hmac` (the default): `X-Service-Signature` and the Standard Webhooks `v1,` signature, with the signing secret. `ed25519`: the Standard Webhooks `v1a,` signature, with the webhook's private key, verified with `signingPublicKey`. Both: every signature is sent.
+             * @example [
+             *       "hmac",
+             *       "ed25519"
+             *     ]
+             */
+            signatureSchemes?: components["schemas"]["SignatureScheme"][];
+            /**
+             * @description WEBHOOK rows with a key pair (made when `ed25519` is first chosen): the Ed25519 public key in the Standard Webhooks format, `whpk_` and the raw 32-byte key in base64. Receivers verify `v1a` signatures with it alone; it is not a secret. The private key is never returned.
+             * @example whpk_FLCTO+FlSFv2PDkGs2Ma3XnowfB7Mx4Sb4X3elqWa1c=
+             */
+            signingPublicKey?: string;
             type: components["schemas"]["EventType"];
             /** Format: date-time */
             updatedAt: string;
@@ -481,8 +561,22 @@ export interface components {
             /** @example RATE_SPIKE */
             type: components["schemas"]["WebhookEventType"];
         };
+        RotateSigningKeyDto: {
+            /**
+             * @description Hours during which the key pair being replaced still signs: `webhook-signature` carries a `v1a` signature of each key, so a receiver still holding the old public key verifies until it has the new one. 0 (the default): the old pair stops at once.
+             * @example 24
+             */
+            overlapHours?: number;
+            /** @example RATE_SPIKE */
+            type: components["schemas"]["WebhookEventType"];
+        };
         /** @enum {string} */
         Severity: "INFO" | "WARNING" | "ERROR";
+        /**
+         * @description WEBHOOK only: which schemes sign its deliveries, one or both. `hmac`: `X-Service-Signature` and Standard Webhooks `v1,` with the signing secret. `ed25519`: Standard Webhooks `v1a,` with a key pair the service makes the first time it is chosen; its public key is answered in `signingPublicKey`. When omitted, the stored choice is kept (`["hmac"]` for a new webhook).
+         * @enum {string}
+         */
+        SignatureScheme: "hmac" | "ed25519";
         TestSendDto: {
             type: components["schemas"]["WebhookEventType"];
         };
@@ -501,6 +595,14 @@ export interface components {
             channel: components["schemas"]["NotificationChannel"];
             /** @example true */
             enabled: boolean;
+            /**
+             * @description WEBHOOK only: which schemes sign its deliveries, one or both. `hmac`: `X-Service-Signature` and Standard Webhooks `v1,` with the signing secret. `ed25519`: Standard Webhooks `v1a,` with a key pair the service makes the first time it is chosen; its public key is answered in `signingPublicKey`. When omitted, the stored choice is kept (`["hmac"]` for a new webhook).
+             * @example [
+             *       "hmac",
+             *       "ed25519"
+             *     ]
+             */
+            signatureSchemes?: components["schemas"]["SignatureScheme"][];
             /** @example RATE_SPIKE */
             type: components["schemas"]["EventType"];
             /**
@@ -522,6 +624,26 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
+            previousSigningPublicKey?: string;
+            /**
+             * Format: date-time
+             * @description Present with `previousSigningPublicKey`: until when the previous key pair also signs.
+             */
+            previousSigningPublicKeyValidUntil?: string;
+            /**
+             * @description WEBHOOK rows only: which schemes sign its deliveries. `hmac` (the default): `X-Service-Signature` and the Standard Webhooks `v1,` signature, with the signing secret. `ed25519`: the Standard Webhooks `v1a,` signature, with the webhook's private key, verified with `signingPublicKey`. Both: every signature is sent.
+             * @example [
+             *       "hmac",
+             *       "ed25519"
+             *     ]
+             */
+            signatureSchemes?: components["schemas"]["SignatureScheme"][];
+            /**
+             * @description WEBHOOK rows with a key pair (made when `ed25519` is first chosen): the Ed25519 public key in the Standard Webhooks format, `whpk_` and the raw 32-byte key in base64. Receivers verify `v1a` signatures with it alone; it is not a secret. The private key is never returned.
+             * @example whpk_FLCTO+FlSFv2PDkGs2Ma3XnowfB7Mx4Sb4X3elqWa1c=
+             */
+            signingPublicKey?: string;
             type: components["schemas"]["EventType"];
             /** Format: date-time */
             updatedAt: string;
@@ -1295,6 +1417,94 @@ export interface operations {
                 };
             };
             /** @description Unknown event type; `errors` names the field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Missing, invalid or expired bearer token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description No webhook is configured for this event type. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body larger than the limit (1 MB by default). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Request body is not `application/json`, or a request without a body lacks `Content-Type: application/json` (required on every state-changing request: cross-site request forgery). */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Rate limit exceeded; `Retry-After` gives the seconds to wait. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before sending the request again. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+            /** @description Unexpected error; the body never holds internals, the server logs the details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponseDto"];
+                };
+            };
+        };
+    };
+    rotateSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateSigningKeyDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferenceDto"];
+                };
+            };
+            /** @description Unknown event type or bad overlap; `errors` names the field. */
             400: {
                 headers: {
                     [name: string]: unknown;

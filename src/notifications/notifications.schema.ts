@@ -20,17 +20,20 @@ import { CreateEndpointLimits1764800000000 } from './migrations/1764800000000-cr
 import { PartitionOwnership1765000000000 } from './migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from './migrations/1765100000000-add-instance-answered-at';
 import { AddDeliveryLogFilterIndexes1765200000000 } from './migrations/1765200000000-add-delivery-log-filter-indexes';
+import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-add-ed25519-signing-keys';
 import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
+import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
 /** Entities of the notifications module, for the host's DataSource (or use `autoLoadEntities`). */
 export const NOTIFICATIONS_ENTITIES = [
   NotificationPreference,
   WebhookSigningSecret,
+  WebhookSigningKey,
   WebhookEvent,
   WebhookDelivery,
   WebhookDeliveryAttempt,
@@ -59,6 +62,7 @@ export const NOTIFICATIONS_MIGRATIONS = [
   PartitionOwnership1765000000000,
   AddInstanceAnsweredAt1765100000000,
   AddDeliveryLogFilterIndexes1765200000000,
+  AddEd25519SigningKeys1765300000000,
   CreateEventSchemas1765400000000,
   CreateEndpointCircuits1765500000000,
 ];

@@ -1,10 +1,17 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { verifyWebhookPublicKeySignature } from '../notifications/delivery/standard-webhooks-signature';
 import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
 import { withStagedLibrary } from './library-package';
-import { SIGNATURE_VECTORS_FILE, type SignatureVector, type SignatureVectorsDocument, signatureVectorsJson } from './signature-vectors';
+import {
+  type Ed25519Vector,
+  SIGNATURE_VECTORS_FILE,
+  type SignatureVector,
+  type SignatureVectorsDocument,
+  signatureVectorsJson,
+} from './signature-vectors';
 
 const ROOT = join(__dirname, '..', '..');
 const committed = readFileSync(join(ROOT, SIGNATURE_VECTORS_FILE), 'utf8');
@@ -74,4 +81,48 @@ describe('signature conformance vectors', () => {
       expect(packed).toContain(SIGNATURE_VECTORS_FILE);
     });
   });
+});
+
+describe('v1a (Ed25519) conformance vectors', () => {
+  const edVectors = (JSON.parse(committed) as SignatureVectorsDocument).standardWebhooksEd25519.vectors;
+
+  // Standard Webhooks' asymmetric scheme written out on its own: the public key as a JWK, node:crypto's verify.
+  function specVerifier(vector: Ed25519Vector): boolean {
+    const { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signatures } = vector.headers;
+    if (!id || !timestamp || !signatures || !/^\d+$/.test(timestamp)) return false;
+    if (Math.abs(vector.now - Number(timestamp)) > vector.toleranceSeconds) return false;
+    const x = Buffer.from(vector.publicKey.replace(/^whpk_/, ''), 'base64').toString('base64url');
+    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x }, format: 'jwk' });
+    const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), Buffer.from(vector.body.base64, 'base64')]);
+    return signatures.split(' ').some((entry) => {
+      const [version, signature] = entry.split(',');
+      const bytes = Buffer.from(signature ?? '', 'base64');
+      return version === 'v1a' && bytes.length === 64 && verify(null, signed, key, bytes);
+    });
+  }
+
+  it('has uniquely named cases of both verdicts, all with one public key in the whpk_ format', () => {
+    expect(edVectors.length).toBeGreaterThanOrEqual(12);
+    expect(new Set(edVectors.map((v) => v.name)).size).toBe(edVectors.length);
+    expect(new Set(edVectors.map((v) => v.expected))).toEqual(new Set(['accept', 'reject']));
+    expect(new Set(edVectors.map((v) => v.publicKey)).size).toBe(1);
+    expect(edVectors[0].publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it.each(edVectors.map((v) => [v.name, v] as const))(
+    '%s: verifyWebhookPublicKeySignature and the spec agree with the verdict',
+    (_, vector) => {
+      const verdict = verifyWebhookPublicKeySignature({
+        publicKey: vector.publicKey,
+        id: vector.headers['webhook-id'],
+        timestamp: vector.headers['webhook-timestamp'],
+        signature: vector.headers['webhook-signature'],
+        rawBody: Buffer.from(vector.body.base64, 'base64'),
+        toleranceSeconds: vector.toleranceSeconds,
+        now: vector.now * 1000,
+      });
+      expect(verdict).toBe(vector.expected === 'accept');
+      expect(specVerifier(vector)).toBe(vector.expected === 'accept');
+    },
+  );
 });

@@ -1,7 +1,7 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signStandardWebhook, signWebhook } from '../index';
+import { signStandardWebhook, signStandardWebhookEd25519, signWebhook } from '../index';
 
 /** Where `npm run vectors` writes the vectors; shipped in the package as `@funding/notification-webhooks/signature-vectors.json`. */
 export const SIGNATURE_VECTORS_FILE = 'conformance/signature-vectors.json';
@@ -39,6 +39,25 @@ export interface SignatureVectorsDocument {
     readonly scheme: string;
     readonly vectors: readonly StandardWebhooksVector[];
   };
+  /** Standard Webhooks' asymmetric `v1a` signatures (Ed25519), for a verifier that holds only the public key. */
+  readonly standardWebhooksEd25519: {
+    readonly description: string;
+    readonly scheme: string;
+    readonly vectors: readonly Ed25519Vector[];
+  };
+}
+
+/** One `v1a` case: verify `headers` over `body` with `publicKey` (`whpk_…`) at `now`, and expect `expected`. */
+export interface Ed25519Vector {
+  readonly name: string;
+  readonly description: string;
+  readonly expected: 'accept' | 'reject';
+  readonly reason: string;
+  readonly publicKey: string;
+  readonly headers: { readonly 'webhook-id'?: string; readonly 'webhook-timestamp'?: string; readonly 'webhook-signature'?: string };
+  readonly body: VectorBody;
+  readonly now: number;
+  readonly toleranceSeconds: number;
 }
 
 /** One Standard Webhooks case: verify `headers` over `body` with `secret` at `now`, and expect `expected`. */
@@ -360,6 +379,167 @@ function standardWebhooksVector(expected: StandardWebhooksVector['expected'], c:
   };
 }
 
+// Fixed Ed25519 keys (32-byte seeds from a label), so the file is the same on every run: Ed25519 signatures are deterministic.
+// (RFC 8410's PKCS#8 wrapping of a raw seed.)
+const fixedSigningKey = (label: string): KeyObject =>
+  createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), createHash('sha256').update(label).digest()]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+const ED_KEY = fixedSigningKey('signature-vectors/ed25519');
+const ED_OTHER_KEY = fixedSigningKey('signature-vectors/ed25519-other');
+// The public key as the settings API shows it: whpk_ and the raw 32 bytes in base64.
+const ED_PUBLIC_KEY = `whpk_${Buffer.from(createPublicKey(ED_KEY).export({ format: 'jwk' }).x!, 'base64url').toString('base64')}`;
+
+interface Ed25519Case {
+  readonly name: string;
+  readonly description: string;
+  readonly reason: string;
+  readonly body?: Buffer;
+  readonly signedAt?: number;
+  /** The headers as sent, from the valid ones; a null value drops the header. */
+  readonly headers?: (valid: { id: string; timestamp: string; signature: string }) => Record<string, string | null>;
+  readonly signWith?: readonly KeyObject[];
+  readonly signedBody?: Buffer;
+}
+
+const ED_ACCEPT: readonly Ed25519Case[] = [
+  { name: 'v1a-valid', reason: 'valid', description: 'A delivery of an Ed25519-signed webhook as the service sends it.' },
+  {
+    name: 'v1a-valid-multibyte-body',
+    reason: 'valid',
+    description: 'A body with multibyte characters: the signature is over the UTF-8 bytes.',
+    body: MULTIBYTE,
+  },
+  {
+    name: 'v1a-valid-non-utf8-bytes',
+    reason: 'valid',
+    description: 'A body that is not valid UTF-8: verify the bytes as received, never a decoded string.',
+    body: NOT_UTF8,
+  },
+  {
+    name: 'v1a-valid-two-keys',
+    reason: 'valid',
+    description: 'During a key rotation: one v1a signature per key, space-separated; the one of the key you hold is enough.',
+    signWith: [ED_OTHER_KEY, ED_KEY],
+  },
+  {
+    name: 'v1a-valid-beside-hmac',
+    reason: 'valid',
+    description: 'A webhook signed with both schemes: skip the v1 (HMAC) entry, which a public key cannot check, and verify the v1a one.',
+    headers: (valid) => ({ 'webhook-signature': `${signStandardWebhook([SW_SECRET], EVENT_ID, NOW, COMPACT)} ${valid.signature}` }),
+  },
+  {
+    name: 'v1a-valid-oldest-within-tolerance',
+    reason: 'valid',
+    description: 'Signed exactly toleranceSeconds before now.',
+    signedAt: NOW - TOLERANCE,
+  },
+];
+
+const ED_REJECT: readonly Ed25519Case[] = [
+  { name: 'v1a-wrong-key', reason: 'wrong-key', description: 'Signed with another private key.', signWith: [ED_OTHER_KEY] },
+  {
+    name: 'v1a-id-changed',
+    reason: 'id-not-signed',
+    description: 'A captured delivery replayed under another webhook-id: the id is part of the signed string.',
+    headers: () => ({ 'webhook-id': 'a-different-event-id' }),
+  },
+  {
+    name: 'v1a-tampered-body',
+    reason: 'tampered-body',
+    description: 'One byte of the body changed after signing.',
+    body: TAMPERED,
+    signedBody: COMPACT,
+  },
+  {
+    name: 'v1a-whitespace-reserialized',
+    reason: 'body-reserialized',
+    description: 'The verifier checked JSON.stringify(parsed, null, 2) instead of the raw bytes: same JSON value, other bytes.',
+    body: Buffer.from(JSON.stringify(EVENT, null, 2), 'utf8'),
+    signedBody: COMPACT,
+  },
+  {
+    name: 'v1a-stale-timestamp',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Signed toleranceSeconds + 1 before now.',
+    signedAt: NOW - TOLERANCE - 1,
+  },
+  {
+    name: 'v1a-future-timestamp',
+    reason: 'timestamp-outside-tolerance',
+    description: 'Signed toleranceSeconds + 1 after now.',
+    signedAt: NOW + TOLERANCE + 1,
+  },
+  {
+    name: 'v1a-timestamp-header-changed',
+    reason: 'timestamp-not-signed',
+    description: 'The timestamp header moved 1 s on: it is part of the signed string.',
+    headers: () => ({ 'webhook-timestamp': String(NOW + 1) }),
+  },
+  {
+    name: 'v1a-body-only-signed',
+    reason: 'wrong-signed-content',
+    description: 'An Ed25519 signature of the body alone, without "<webhook-id>.<webhook-timestamp>." before it.',
+    headers: () => ({ 'webhook-signature': `v1a,${sign(null, COMPACT, ED_KEY).toString('base64')}` }),
+  },
+  {
+    name: 'v1a-tagged-v1',
+    reason: 'malformed-signature',
+    description: 'The right Ed25519 signature tagged "v1,": v1 is the HMAC scheme, so a v1a verifier ignores it.',
+    headers: (valid) => ({ 'webhook-signature': valid.signature.replace(/^v1a,/, 'v1,') }),
+  },
+  {
+    name: 'v1a-hmac-only',
+    reason: 'no-v1a-signature',
+    description: 'Only a valid v1 (HMAC) signature: nothing a public key can verify.',
+    headers: () => ({ 'webhook-signature': signStandardWebhook([SW_SECRET], EVENT_ID, NOW, COMPACT) }),
+  },
+  {
+    name: 'v1a-truncated-signature',
+    reason: 'malformed-signature',
+    description: 'The signature cut to 63 of its 64 bytes.',
+    headers: (valid) => ({
+      'webhook-signature': `v1a,${Buffer.from(valid.signature.slice(4), 'base64').subarray(0, 63).toString('base64')}`,
+    }),
+  },
+  {
+    name: 'v1a-missing-signature',
+    reason: 'missing-header',
+    description: 'No webhook-signature header.',
+    headers: () => ({ 'webhook-signature': null }),
+  },
+  { name: 'v1a-missing-id', reason: 'missing-header', description: 'No webhook-id header.', headers: () => ({ 'webhook-id': null }) },
+];
+
+function ed25519Vector(expected: Ed25519Vector['expected'], c: Ed25519Case): Ed25519Vector {
+  const body = c.body ?? COMPACT;
+  const signedAt = c.signedAt ?? NOW;
+  const valid = {
+    id: EVENT_ID,
+    timestamp: String(signedAt),
+    signature: signStandardWebhookEd25519(c.signWith ?? [ED_KEY], EVENT_ID, signedAt, c.signedBody ?? body),
+  };
+  const headers: Record<string, string | null> = {
+    'webhook-id': valid.id,
+    'webhook-timestamp': valid.timestamp,
+    'webhook-signature': valid.signature,
+    ...c.headers?.(valid),
+  };
+  return {
+    name: c.name,
+    description: c.description,
+    expected,
+    reason: c.reason,
+    publicKey: ED_PUBLIC_KEY,
+    headers: Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== null)),
+    body: vectorBody(body),
+    now: NOW,
+    toleranceSeconds: TOLERANCE,
+  };
+}
+
 function vectorBody(body: Buffer): VectorBody {
   const utf8 = body.toString('utf8');
   return { base64: body.toString('base64'), utf8: Buffer.from(utf8, 'utf8').equals(body) ? utf8 : null };
@@ -381,6 +561,16 @@ export function buildSignatureVectors(): SignatureVectorsDocument {
       scheme:
         'webhook-signature: v1,<base64 HMAC-SHA256, key = the bytes the base64 after whsec_ encodes, message = webhook-id + "." + webhook-timestamp + "." + raw body>, space-separated',
       vectors: [...SW_ACCEPT.map((c) => standardWebhooksVector('accept', c)), ...SW_REJECT.map((c) => standardWebhooksVector('reject', c))],
+    },
+    standardWebhooksEd25519: {
+      description:
+        "Conformance vectors for Standard Webhooks' asymmetric signatures, which a webhook with the ed25519 signature scheme " +
+        "carries. Verify headers over the bytes of body.base64 with publicKey alone, with the receiver's clock at now and the " +
+        'given toleranceSeconds.',
+      scheme:
+        'webhook-signature: v1a,<base64 Ed25519 signature, public key = the 32 bytes the base64 after whpk_ encodes, message = ' +
+        'webhook-id + "." + webhook-timestamp + "." + raw body>, space-separated; v1 entries beside it are HMAC signatures',
+      vectors: [...ED_ACCEPT.map((c) => ed25519Vector('accept', c)), ...ED_REJECT.map((c) => ed25519Vector('reject', c))],
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { verifyWebhookPublicKeySignature } from '../notifications/delivery/standard-webhooks-signature';
 import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
 
 /** Narrows the deliveries a test waits for; every given field must match. */
@@ -54,6 +55,24 @@ export class ReceivedRequest {
       secret,
       timestamp,
       signature: this.header('x-service-signature'),
+      rawBody: this.rawBody,
+      toleranceSeconds: replay?.toleranceSeconds ?? 0,
+      now: replay?.now ?? Number(timestamp) * 1000,
+    });
+  }
+
+  /**
+   * True when a `v1a` signature of `webhook-signature` verifies with `publicKey` (`whpk_…`, the settings API's
+   * `signingPublicKey`) over `<webhook-id>.<webhook-timestamp>.<raw body>`: what a receiver holding no secret checks.
+   * The timestamp is compared with `now` only when `replay` is given.
+   */
+  isSignedWithPublicKey(publicKey: string, replay?: { toleranceSeconds: number; now: number }): boolean {
+    const timestamp = this.header('webhook-timestamp');
+    return verifyWebhookPublicKeySignature({
+      publicKey,
+      id: this.header('webhook-id'),
+      timestamp,
+      signature: this.header('webhook-signature'),
       rawBody: this.rawBody,
       toleranceSeconds: replay?.toleranceSeconds ?? 0,
       now: replay?.now ?? Number(timestamp) * 1000,

@@ -446,12 +446,16 @@ function hints(t: TestAppWithKit) {
     UpsertPreferenceDto: (own: fc.Arbitrary<unknown>) =>
       fc.oneof(
         own,
-        fc.record({
-          type: fc.constantFrom(...ENABLED_FOR_A, 'RATE_DROP', 'DAILY_DIGEST'),
-          channel: fc.constant('WEBHOOK'),
-          enabled: fc.boolean(),
-          webhookUrl: fc.constantFrom(t.receiver.url('/a/put'), t.receiver.url('/a/other')),
-        }),
+        fc.record(
+          {
+            type: fc.constantFrom(...ENABLED_FOR_A, 'RATE_DROP', 'DAILY_DIGEST'),
+            channel: fc.constant('WEBHOOK'),
+            enabled: fc.boolean(),
+            webhookUrl: fc.constantFrom(t.receiver.url('/a/put'), t.receiver.url('/a/other')),
+            signatureSchemes: fc.constantFrom(['hmac'], ['ed25519'], ['ed25519', 'hmac']),
+          },
+          { requiredKeys: ['type', 'channel', 'enabled', 'webhookUrl'] },
+        ),
         fc.record({
           type: fc.constantFrom(...ENABLED_FOR_A, 'RATE_DROP'),
           channel: fc.constantFrom('IN_APP', 'EMAIL'),
@@ -469,6 +473,7 @@ function hints(t: TestAppWithKit) {
       ),
     'UpsertPreferenceDto.type': configuredType,
     'RotateSecretDto.type': configuredType,
+    'RotateSigningKeyDto.type': configuredType,
     'TestSendDto.type': configuredType,
     'UpsertPreferenceDto.webhookUrl': (own: fc.Arbitrary<unknown>) =>
       fc.oneof(

@@ -51,6 +51,7 @@ describe('openapi.json, as a settings screen reads it', () => {
       'publishEvents',
       'recoverDeliveries',
       'redeliver',
+      'rotateSigningKey',
       'rotateSigningSecret',
       'sendTestEvent',
       'upsertPreference',

@@ -28,6 +28,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       enabled: true,
       webhookUrl: HOOK,
       hasWebhookSecret: true,
+      signatureSchemes: ['hmac'],
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       updatedAt: expect.any(String),
     });
@@ -49,6 +50,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       source: 'USER',
       webhookUrl: HOOK,
       hasWebhookSecret: true,
+      signatureSchemes: ['hmac'],
     });
     for (const body of [second.text, list.text, effective.text]) expect(body).not.toContain(secret.slice(6));
   });
@@ -129,6 +131,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       source: 'DEFAULT',
       webhookUrl: null,
       hasWebhookSecret: false,
+      signatureSchemes: ['hmac'],
     });
     expect(find('HIGH_UTILIZATION', 'WEBHOOK')).toBeUndefined();
     expect(find('HIGH_UTILIZATION', 'IN_APP')).toMatchObject({ enabled: true, group: 'SERVICE_MANAGED' });

@@ -199,6 +199,24 @@ describeEachDatabase('generated clients against the service on $name', (kind) =>
     expect(rotated.data?.webhookSecret).toMatch(/^whsec_/);
     expect(rotated.data?.webhookSecret).not.toBe(saved.data?.webhookSecret);
 
+    const switched = await client.PUT('/api/v1/settings/notifications', {
+      body: {
+        type: 'LOAN_EXECUTED',
+        channel: 'WEBHOOK',
+        enabled: true,
+        webhookUrl: t.receiver.url('/screen'),
+        signatureSchemes: ['hmac', 'ed25519'],
+      },
+    });
+    expect(switched.data?.signingPublicKey).toMatch(/^whpk_/);
+    const rotatedKey = await client.POST('/api/v1/settings/notifications/webhook/rotate-signing-key', {
+      body: { type: 'LOAN_EXECUTED', overlapHours: 1 },
+    });
+    expect(rotatedKey.data).toMatchObject({
+      signatureSchemes: ['hmac', 'ed25519'],
+      previousSigningPublicKey: switched.data?.signingPublicKey,
+    });
+
     // The generated type refuses a type that cannot use WEBHOOK; so does the service, naming the field.
     const refused = await client.POST('/api/v1/settings/notifications/webhook/rotate-secret', {
       // @ts-expect-error HIGH_UTILIZATION is not a WebhookEventType

@@ -6,7 +6,9 @@ import { DbType } from '../../src/config/environment-variables';
 import type { EncryptionKey } from '../../src/notifications/notifications-options.interface';
 import { SecretCipher } from '../../src/notifications/secrets/secret-cipher';
 import { SecretsReencryption, UnconfiguredKeysError } from '../../src/notifications/secrets/secrets-reencryption.service';
-import { associatedData } from '../../src/notifications/secrets/secrets.service';
+import { associatedData, keyAssociatedData } from '../../src/notifications/secrets/secrets.service';
+import { WebhookSigningKey } from '../../src/notifications/secrets/webhook-signing-key.entity';
+import { WebhookSigningKeyRepository } from '../../src/notifications/secrets/webhook-signing-key.repository';
 import { WebhookSigningSecret } from '../../src/notifications/secrets/webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from '../../src/notifications/secrets/webhook-signing-secret.repository';
 import type { SealedSecret } from '../../src/notifications/secrets/secret-cipher';
@@ -123,6 +125,60 @@ describeEachDatabase('encryption key rotation on $name', (kind) => {
     expect(await previousOf(ended.preferenceId)).toEqual({ previous_key_id: null, previous_ciphertext: null });
   });
 
+  it("re-seals Ed25519 private keys too (and a rotation overlap's previous one), and deliveries still verify with the same public keys", async () => {
+    const userId = ++user;
+    const put = {
+      type: 'IDLE_CASH',
+      channel: 'WEBHOOK',
+      enabled: true,
+      webhookUrl: t.receiver.url(`/u${userId}`),
+      signatureSchemes: ['ed25519'],
+    };
+    const oldPublicKey: string = (await t.http().put(SETTINGS).set('Authorization', t.bearer(userId)).send(put).expect(200)).body
+      .signingPublicKey;
+    const rotated = await t
+      .http()
+      .post(`${SETTINGS}/webhook/rotate-signing-key`)
+      .set('Authorization', t.bearer(userId))
+      .send({ type: 'IDLE_CASH', overlapHours: 1 })
+      .expect(200);
+    const preferenceId = await preferenceIdOf(userId, 'IDLE_CASH');
+    const keyRow = async () =>
+      (
+        await t.dataSource.query<{ key_id: string; ciphertext: string; previous_key_id: string; previous_ciphertext: string }[]>(
+          'SELECT key_id, ciphertext, previous_key_id, previous_ciphertext FROM webhook_signing_keys WHERE preference_id = ?',
+          [preferenceId],
+        )
+      )[0];
+    // As a row sealed before the key rotation would be: both private keys under the old key.
+    const newCipher = new SecretCipher([newKey]);
+    const oldCipher = new SecretCipher([oldKey]);
+    const sealedBefore = await keyRow();
+    const seeds = [sealedBefore.ciphertext, sealedBefore.previous_ciphertext].map((ciphertext) =>
+      newCipher.open({ keyId: 'new', ciphertext }, keyAssociatedData(preferenceId)),
+    );
+    const [current, previous] = seeds.map((seed) => oldCipher.seal(seed, keyAssociatedData(preferenceId)));
+    await t.dataSource.query(
+      'UPDATE webhook_signing_keys SET key_id = ?, ciphertext = ?, previous_key_id = ?, previous_ciphertext = ? WHERE preference_id = ?',
+      [current.keyId, current.ciphertext, previous.keyId, previous.ciphertext, preferenceId],
+    );
+    expect((await reencryption().secretsByKeyId()).get('old')).toBeGreaterThanOrEqual(1);
+
+    await reencryption().run();
+    const after = await keyRow();
+    expect([after.key_id, after.previous_key_id]).toEqual(['new', 'new']);
+    expect(
+      [after.ciphertext, after.previous_ciphertext].map((ciphertext) =>
+        newCipher.open({ keyId: 'new', ciphertext }, keyAssociatedData(preferenceId)),
+      ),
+    ).toEqual(seeds);
+    t.receiver.clear();
+    await t.http().post(`${SETTINGS}/webhook/test`).set('Authorization', t.bearer(userId)).send({ type: 'IDLE_CASH' }).expect(200);
+    const [request] = t.receiver.requests;
+    expect(request.isSignedWithPublicKey(rotated.body.signingPublicKey)).toBe(true);
+    expect(request.isSignedWithPublicKey(oldPublicKey)).toBe(true);
+  });
+
   it('leaves a secret rotated between its read and its write as the rotation set it', async () => {
     const legacy = await legacyWebhook('STALE_OFFER');
     let rotatedSecret = '';
@@ -141,7 +197,8 @@ describeEachDatabase('encryption key rotation on $name', (kind) => {
       }
     })(t.dataSource.getRepository(WebhookSigningSecret));
 
-    const report = await new SecretsReencryption(racingRepository, new SecretCipher([newKey, oldKey]), t.clock).run();
+    const keys = new WebhookSigningKeyRepository(t.dataSource.getRepository(WebhookSigningKey));
+    const report = await new SecretsReencryption(racingRepository, keys, new SecretCipher([newKey, oldKey]), t.clock).run();
     expect(report.changedMeanwhile).toBe(1);
     expect(rotatedSecret).toMatch(/^whsec_/);
     expect(await testSendVerifies({ ...legacy, secret: rotatedSecret })).toBe(true);

@@ -18,6 +18,7 @@ export interface JsonSchema {
   readonly items?: JsonSchema;
   readonly minItems?: number;
   readonly maxItems?: number;
+  readonly uniqueItems?: boolean;
   readonly minLength?: number;
   readonly maxLength?: number;
   readonly pattern?: string;
@@ -68,6 +69,7 @@ const HANDLED = new Set([
   'items',
   'minItems',
   'maxItems',
+  'uniqueItems',
   'minLength',
   'maxLength',
   'pattern',
@@ -286,7 +288,8 @@ export class OpenApiSchemas {
         // Arrays are kept short (a run must stay fast); the limits themselves are the mutations' business.
         const minLength = schema.minItems ?? 0;
         const maxLength = Math.min(schema.maxItems ?? 3, Math.max(minLength, 3));
-        return fc.array(this.arbitrary(schema.items), { minLength, maxLength });
+        if (!schema.uniqueItems) return fc.array(this.arbitrary(schema.items), { minLength, maxLength });
+        return fc.uniqueArray(this.arbitrary(schema.items), { minLength, maxLength, selector: (item) => JSON.stringify(item) });
       }
       case 'object': {
         const properties = schema.properties ?? {};
@@ -342,6 +345,8 @@ export class OpenApiSchemas {
       if (resolved.maxItems !== undefined && array.length > resolved.maxItems) problems.push(`${at}: more than ${resolved.maxItems} items`);
       if (resolved.minItems !== undefined && array.length < resolved.minItems)
         problems.push(`${at}: fewer than ${resolved.minItems} items`);
+      if (resolved.uniqueItems && new Set(array.map((item) => JSON.stringify(item))).size !== array.length)
+        problems.push(`${at}: repeated items`);
       if (resolved.items) array.forEach((item, index) => problems.push(...this.check(resolved.items!, item, strict, `${at}[${index}]`)));
     } else if (type === 'object') {
       const object = value as Record<string, unknown>;
@@ -534,6 +539,8 @@ export class OpenApiSchemas {
       });
     }
     if (resolved.minItems !== undefined && resolved.minItems > 0) out.push({ label: 'no items', make: () => [] });
+    if (resolved.uniqueItems)
+      out.push({ label: 'a repeated item', make: (current) => [(current as unknown[])[0] ?? null, (current as unknown[])[0] ?? null] });
     return out;
   }
 }

@@ -1,14 +1,16 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import supertest from 'supertest';
 import { Agent, request } from 'undici';
-import { signStandardWebhook } from '../../src/notifications/delivery/standard-webhooks-signature';
+import { signStandardWebhook, signStandardWebhookEd25519 } from '../../src/notifications/delivery/standard-webhooks-signature';
+import { SecretsService } from '../../src/notifications/secrets/secrets.service';
 import { signWebhook } from '../../src/notifications/delivery/webhook-signature';
 import { buildSignatureVectors, SIGNATURE_VECTORS_FILE } from '../../src/scripts/signature-vectors';
 import { generateTestCertificate } from '../../src/testing/test-certificate';
+import { DataSource } from 'typeorm';
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, TestClock, type TestNotifications } from '@funding/notification-webhooks/testing';
 import { type ExampleProcess, freePort, startExampleProcess } from './example-process';
@@ -36,8 +38,9 @@ export const TOOLCHAIN_EXAMPLES: readonly ReceiverExample[] = [
 ];
 const VECTOR_COUNT = buildSignatureVectors().vectors.length;
 const SW_VECTOR_COUNT = buildSignatureVectors().standardWebhooks.vectors.length;
-// WEBHOOK_SCHEME: which signature an example checks (x-service is its default).
-const SCHEMES = ['x-service', 'standard-webhooks'] as const;
+const ED_VECTOR_COUNT = buildSignatureVectors().standardWebhooksEd25519.vectors.length;
+// WEBHOOK_SCHEME: which signature an example checks (x-service is its default); ed25519 runs with the public key only.
+const SCHEMES = ['x-service', 'standard-webhooks', 'ed25519'] as const;
 type Scheme = (typeof SCHEMES)[number];
 const START_TIMEOUT_MS = 120_000; // the first `go run` compiles
 // Bodies that verify but are not a JSON object: each must get 400, not 500 or a dropped connection.
@@ -47,20 +50,27 @@ const NON_LOOPBACK_ADDRESS = Object.values(networkInterfaces())
   .flat()
   .find((address) => address && address.family === 'IPv4' && !address.internal)?.address;
 
+/** What signs a hand-made request: the webhook's secret, or for `ed25519` its private key. */
+type Signer = string | KeyObject;
+
 /** The event id, timestamp and signature headers of `scheme`, signed as the service signs them. */
-function signedHeaders(scheme: Scheme, secret: string, eventId: string, timestamp: number, body: string): Record<string, string> {
-  return scheme === 'x-service'
-    ? {
-        'x-service-event-id': eventId,
-        'x-service-timestamp': String(timestamp),
-        'x-service-signature': signWebhook(secret, timestamp, body),
-      }
-    : {
-        'webhook-id': eventId,
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signStandardWebhook([secret], eventId, timestamp, body),
-      };
+function signedHeaders(scheme: Scheme, signer: Signer, eventId: string, timestamp: number, body: string): Record<string, string> {
+  if (scheme === 'x-service')
+    return {
+      'x-service-event-id': eventId,
+      'x-service-timestamp': String(timestamp),
+      'x-service-signature': signWebhook(signer as string, timestamp, body),
+    };
+  const signature =
+    scheme === 'ed25519'
+      ? signStandardWebhookEd25519([signer as KeyObject], eventId, timestamp, body)
+      : signStandardWebhook([signer as string], eventId, timestamp, body);
+  return { 'webhook-id': eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
 }
+
+/** Another signer of the same kind: a request it signs must be refused. */
+const otherSigner = (scheme: Scheme): Signer =>
+  scheme === 'ed25519' ? generateKeyPairSync('ed25519').privateKey : `whsec_${randomBytes(32).toString('base64')}`;
 
 /** Undefined when a TCP connection to host:port opens, else the error code (ECONNREFUSED when nothing listens there). */
 function connectError(host: string, port: number): Promise<string | undefined> {
@@ -135,8 +145,13 @@ export function describeReceiverExamples(examples: readonly ReceiverExample[]): 
 
     describe.each(examples.map((example, index) => ({ ...example, index })))('$name', (example) => {
       // One process per scheme, each with its own user (and so its own webhook and secret).
-      const running = {} as Record<Scheme, { receiver: ExampleProcess; port: number; url: string; secret: string; userId: number }>;
+      const running = {} as Record<Scheme, { receiver: ExampleProcess; port: number; url: string; secret: Signer; userId: number }>;
       const http = () => supertest(kit.app.getHttpServer());
+      const privateKeyOf = async (userId: number): Promise<KeyObject> => {
+        const [{ id }] = await kit.app.get(DataSource).query(`SELECT id FROM notification_preferences WHERE user_id = ${userId}`);
+        const [key] = await kit.app.get(SecretsService).signingKeysFor(Number(id));
+        return key;
+      };
       const outcomes = (scheme: Scheme, eventId: string) => running[scheme].receiver.jsonLines().filter((line) => line.eventId === eventId);
       /** A hand-signed request to the receiver of `scheme`: `status text`, or how it failed without an answer. */
       const send = async (scheme: Scheme, body: string, headers: Record<string, string>) => {
@@ -159,15 +174,20 @@ export function describeReceiverExamples(examples: readonly ReceiverExample[]): 
             const userId = example.index + 1 + schemeIndex * examples.length;
             const port = await freePort();
             const url = `https://127.0.0.1:${port}${example.path}`;
+            const signatureSchemes = scheme === 'ed25519' ? ['ed25519'] : ['hmac'];
             const enabled = await http()
               .put(SETTINGS)
               .set('Authorization', kit.bearer(userId))
-              .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: true, webhookUrl: url })
+              .send({ type: 'LOAN_EXECUTED', channel: 'WEBHOOK', enabled: true, webhookUrl: url, signatureSchemes })
               .expect(200);
-            const secret = enabled.body.webhookSecret as string;
+            // The ed25519 receiver gets the public key the settings API shows and no secret; the test signs its own
+            // requests with the webhook's private key, read from the service.
+            const secret: Signer = scheme === 'ed25519' ? await privateKeyOf(userId) : (enabled.body.webhookSecret as string);
+            const keys: Record<string, string> =
+              scheme === 'ed25519' ? { WEBHOOK_PUBLIC_KEY: enabled.body.signingPublicKey } : { WEBHOOK_SECRET: secret as string };
             const [command, ...args] = example.command;
             const receiver = startExampleProcess(command, args, {
-              WEBHOOK_SECRET: secret,
+              ...keys,
               WEBHOOK_SCHEME: scheme,
               PORT: String(port),
               TLS_CERT_FILE: join(tlsDir, 'cert.pem'),
@@ -233,13 +253,12 @@ export function describeReceiverExamples(examples: readonly ReceiverExample[]): 
           const { secret, userId } = running[scheme];
           const body = JSON.stringify({ type: 'LOAN_EXECUTED', userId });
           const now = Math.floor(Date.now() / 1000);
-          const otherSecret = `whsec_${randomBytes(32).toString('base64')}`;
-          expect(await send(scheme, body, signedHeaders(scheme, otherSecret, 'forged-1', now, body))).toBe('400 bad signature');
+          expect(await send(scheme, body, signedHeaders(scheme, otherSigner(scheme), 'forged-1', now, body))).toBe('400 bad signature');
           expect(await send(scheme, body, signedHeaders(scheme, secret, 'replayed-1', now - 301, body))).toBe('400 bad signature');
           expect(await send(scheme, body, signedHeaders(scheme, secret, 'hand-signed-1', now, body))).toBe('200 processed');
           expect(outcomes(scheme, 'forged-1')).toEqual([{ outcome: 'rejected', eventId: 'forged-1' }]);
           expect(outcomes(scheme, 'replayed-1')).toEqual([{ outcome: 'rejected', eventId: 'replayed-1' }]);
-          if (scheme === 'standard-webhooks') {
+          if (scheme !== 'x-service') {
             // Its signature covers the id: a captured request replayed under another webhook-id fails.
             const replayed = { ...signedHeaders(scheme, secret, 'hand-signed-1', now, body), 'webhook-id': 'replayed-2' };
             expect(await send(scheme, body, replayed)).toBe('400 bad signature');
@@ -276,13 +295,14 @@ export function describeReceiverExamples(examples: readonly ReceiverExample[]): 
       });
 
       it(
-        `passes every conformance vector of ${SIGNATURE_VECTORS_FILE}, of both schemes`,
+        `passes every conformance vector of ${SIGNATURE_VECTORS_FILE}, of every scheme`,
         async () => {
           const [command, ...args] = example.command;
           const run = startExampleProcess(command, [...args, '--vectors', SIGNATURE_VECTORS_FILE]);
           const code = await run.exited;
           expect(run.output()).toContain(`${VECTOR_COUNT}/${VECTOR_COUNT} x-service vectors passed`);
           expect(run.output()).toContain(`${SW_VECTOR_COUNT}/${SW_VECTOR_COUNT} standard-webhooks vectors passed`);
+          expect(run.output()).toContain(`${ED_VECTOR_COUNT}/${ED_VECTOR_COUNT} ed25519 vectors passed`);
           expect(code).toBe(0);
         },
         START_TIMEOUT_MS,

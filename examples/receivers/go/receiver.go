@@ -1,11 +1,15 @@
 // Webhook receiver with only the Go standard library.
 //
 // Serve:   WEBHOOK_SECRET=whsec_... PORT=8443 go run receiver.go
+//
+//	WEBHOOK_SCHEME=ed25519 WEBHOOK_PUBLIC_KEY=whpk_... PORT=8443 go run receiver.go   (public key only, no secret)
+//
 // Options: WEBHOOK_SCHEME=standard-webhooks, HOST=0.0.0.0, TLS_CERT_FILE=cert.pem TLS_KEY_FILE=key.pem
 // Vectors: go run receiver.go -vectors conformance/signature-vectors.json
 package main
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -86,9 +90,44 @@ func verifyStandardWebhook(secret, id, timestamp, signatures string, rawBody []b
 	return false
 }
 
+// ed25519PublicKey: the webhook's public key as the settings API shows it, whpk_ + base64 of the raw 32 bytes.
+func ed25519PublicKey(whpk string) (ed25519.PublicKey, error) {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(whpk, "whpk_"))
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("an Ed25519 public key is %d bytes, got %d", ed25519.PublicKeySize, len(raw))
+	}
+	return ed25519.PublicKey(raw), nil
+}
+
+// verifyEd25519: Standard Webhooks' asymmetric scheme with the public key alone. webhook-signature holds
+// space-separated "v1a,<base64 Ed25519 signature>" of "<webhook-id>.<webhook-timestamp>." + raw body (two during a key
+// rotation; "v1," HMAC entries beside them are skipped); any one verifying is enough.
+func verifyEd25519(publicKey ed25519.PublicKey, id, timestamp, signatures string, rawBody []byte, nowSeconds, toleranceSeconds int64) bool {
+	if id == "" || signatures == "" || !timestampPattern.MatchString(timestamp) {
+		return false
+	}
+	ts, _ := strconv.ParseInt(timestamp, 10, 64)
+	if age := nowSeconds - ts; age > toleranceSeconds || -age > toleranceSeconds {
+		return false
+	}
+	signed := append([]byte(id+"."+timestamp+"."), rawBody...)
+	for _, versioned := range strings.Split(signatures, " ") {
+		version, encoded, _ := strings.Cut(versioned, ",")
+		signature, err := base64.StdEncoding.DecodeString(encoded)
+		if version == "v1a" && err == nil && len(signature) == ed25519.SignatureSize && ed25519.Verify(publicKey, signed, signature) {
+			return true
+		}
+	}
+	return false
+}
+
 type receiver struct {
-	scheme           string // "x-service" or "standard-webhooks"
+	scheme           string // "x-service", "standard-webhooks" or "ed25519"
 	secret           string
+	publicKey        ed25519.PublicKey // the ed25519 scheme's only key
 	toleranceSeconds int64
 	mu               sync.Mutex
 	processed        map[string]bool // in memory for the example; in production, a unique key in your database
@@ -112,7 +151,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	now := time.Now().Unix()
 	var eventID string
 	var verified bool
-	if r.scheme == "standard-webhooks" {
+	if r.scheme == "ed25519" {
+		eventID = req.Header.Get("webhook-id")
+		verified = verifyEd25519(r.publicKey, eventID, req.Header.Get("webhook-timestamp"), req.Header.Get("webhook-signature"), rawBody, now, r.toleranceSeconds)
+	} else if r.scheme == "standard-webhooks" {
 		eventID = req.Header.Get("webhook-id")
 		verified = verifyStandardWebhook(r.secret, eventID, req.Header.Get("webhook-timestamp"), req.Header.Get("webhook-signature"), rawBody, now, r.toleranceSeconds)
 	} else {
@@ -146,12 +188,13 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 }
 
 type vector struct {
-	Name     string            `json:"name"`
-	Expected string            `json:"expected"`
-	Reason   string            `json:"reason"`
-	Secret   string            `json:"secret"`
-	Headers  map[string]string `json:"headers"`
-	Body     struct {
+	Name      string            `json:"name"`
+	Expected  string            `json:"expected"`
+	Reason    string            `json:"reason"`
+	Secret    string            `json:"secret"`
+	PublicKey string            `json:"publicKey"`
+	Headers   map[string]string `json:"headers"`
+	Body      struct {
 		Base64 string `json:"base64"`
 	} `json:"body"`
 	Now              int64 `json:"now"`
@@ -160,6 +203,10 @@ type vector struct {
 
 func verifyVector(scheme string, v vector) bool {
 	body, _ := base64.StdEncoding.DecodeString(v.Body.Base64)
+	if scheme == "ed25519" {
+		publicKey, err := ed25519PublicKey(v.PublicKey)
+		return err == nil && verifyEd25519(publicKey, v.Headers["webhook-id"], v.Headers["webhook-timestamp"], v.Headers["webhook-signature"], body, v.Now, v.ToleranceSeconds)
+	}
 	if scheme == "standard-webhooks" {
 		return verifyStandardWebhook(v.Secret, v.Headers["webhook-id"], v.Headers["webhook-timestamp"], v.Headers["webhook-signature"], body, v.Now, v.ToleranceSeconds)
 	}
@@ -176,15 +223,20 @@ func runVectors(path string) int {
 		StandardWebhooks struct {
 			Vectors []vector `json:"vectors"`
 		} `json:"standardWebhooks"`
+		StandardWebhooksEd25519 struct {
+			Vectors []vector `json:"vectors"`
+		} `json:"standardWebhooksEd25519"`
 	}
 	if err := json.Unmarshal(data, &file); err != nil {
 		log.Fatal(err)
 	}
 	failedInAll := 0
-	for _, scheme := range []string{"x-service", "standard-webhooks"} {
+	for _, scheme := range []string{"x-service", "standard-webhooks", "ed25519"} {
 		vectors := file.Vectors
 		if scheme == "standard-webhooks" {
 			vectors = file.StandardWebhooks.Vectors
+		} else if scheme == "ed25519" {
+			vectors = file.StandardWebhooksEd25519.Vectors
 		}
 		failed := 0
 		for _, v := range vectors {
@@ -214,16 +266,23 @@ func main() {
 	if *vectors != "" {
 		os.Exit(runVectors(*vectors))
 	}
-	secret := os.Getenv("WEBHOOK_SECRET")
-	if secret == "" {
-		log.Fatal("Set WEBHOOK_SECRET to the whsec_... secret shown when you enabled the webhook")
-	}
 	scheme := os.Getenv("WEBHOOK_SCHEME")
 	if scheme == "" {
 		scheme = "x-service"
 	}
-	if scheme != "x-service" && scheme != "standard-webhooks" {
-		log.Fatal("WEBHOOK_SCHEME is x-service or standard-webhooks")
+	if scheme != "x-service" && scheme != "standard-webhooks" && scheme != "ed25519" {
+		log.Fatal("WEBHOOK_SCHEME is x-service, standard-webhooks or ed25519")
+	}
+	var publicKey ed25519.PublicKey
+	if scheme == "ed25519" {
+		var err error
+		if publicKey, err = ed25519PublicKey(os.Getenv("WEBHOOK_PUBLIC_KEY")); err != nil {
+			log.Fatalf("Set WEBHOOK_PUBLIC_KEY to the whpk_... public key the settings API shows: %v", err)
+		}
+	}
+	secret := os.Getenv("WEBHOOK_SECRET")
+	if secret == "" && scheme != "ed25519" {
+		log.Fatal("Set WEBHOOK_SECRET to the whsec_... secret shown when you enabled the webhook")
 	}
 	if _, err := standardWebhooksKey(secret); scheme == "standard-webhooks" && err != nil {
 		log.Fatalf("WEBHOOK_SECRET is not whsec_ + base64: %v", err)
@@ -241,7 +300,7 @@ func main() {
 		port = "8443"
 	}
 	server := &http.Server{
-		Handler:           &receiver{scheme: scheme, secret: secret, toleranceSeconds: tolerance, processed: map[string]bool{}},
+		Handler:           &receiver{scheme: scheme, secret: secret, publicKey: publicKey, toleranceSeconds: tolerance, processed: map[string]bool{}},
 		ReadHeaderTimeout: 5 * time.Second,
 	}
 	listener, err := net.Listen("tcp", net.JoinHostPort(host, port))

@@ -1,11 +1,11 @@
 // Not part of a Next.js app: a tiny Node adapter that serves the route handler the way Next.js calls it
 // (a Web Request in, a Web Response out), so the example runs here without Next.js. `--vectors <file>` runs the
-// conformance vectors through the route's verifySignature and verifyStandardWebhook.
+// conformance vectors through the route's verifySignature, verifyStandardWebhook and verifyEd25519.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { listeningLine, listenOptions } from '../shared/listen-options';
 import { atClock, runVectorsIfAsked } from '../shared/run-vectors';
-import { POST, verifySignature, verifyStandardWebhook } from './app/api/webhooks/route';
+import { POST, verifyEd25519, verifySignature, verifyStandardWebhook } from './app/api/webhooks/route';
 
 const ROUTE = '/api/webhooks';
 
@@ -47,5 +47,10 @@ const ranVectors = runVectorsIfAsked({
       for (const [name, value] of Object.entries(vector.headers)) if (value !== undefined) headers.set(name, value);
       return verifyStandardWebhook(vector.secret, headers, rawBody);
     }),
+  ed25519: (vector, rawBody) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(vector.headers)) if (value !== undefined) headers.set(name, value);
+    return verifyEd25519(vector.publicKey, headers, rawBody, vector.now, vector.toleranceSeconds);
+  },
 });
 if (!ranVectors) main();

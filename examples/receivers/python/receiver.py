@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Webhook receiver with only the Python standard library.
+"""Webhook receiver with only the Python standard library (and, for Ed25519, the `cryptography` package).
 
 Serve:   WEBHOOK_SECRET=whsec_... PORT=8443 python3 receiver.py
+         WEBHOOK_SCHEME=ed25519 WEBHOOK_PUBLIC_KEY=whpk_... PORT=8443 python3 receiver.py   (public key only, no secret)
 Options: WEBHOOK_SCHEME=standard-webhooks, HOST=0.0.0.0, TLS_CERT_FILE=cert.pem TLS_KEY_FILE=key.pem
 Vectors: python3 receiver.py --vectors conformance/signature-vectors.json
 """
@@ -19,7 +20,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOLERANCE_SECONDS = int(os.environ.get("WEBHOOK_TOLERANCE_SECONDS", "300"))
 MAX_BODY_BYTES = 1024 * 1024
-SCHEME = os.environ.get("WEBHOOK_SCHEME", "x-service")  # or standard-webhooks
+SCHEME = os.environ.get("WEBHOOK_SCHEME", "x-service")  # or standard-webhooks, or ed25519
+SCHEMES = ("x-service", "standard-webhooks", "ed25519")
 SIGNATURE = re.compile(r"^v1=([0-9a-fA-F]{64})$")
 TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
 
@@ -61,6 +63,40 @@ def verify_standard_webhook(secret, msg_id, timestamp, signatures, raw_body, now
     return any(matches)
 
 
+def ed25519_public_key(whpk):
+    """The webhook's public key as the settings API shows it (whpk_ + base64 of the raw 32 bytes). Python's standard
+    library has no Ed25519: this uses the `cryptography` package (pip install cryptography, or Debian's
+    python3-cryptography), imported only for this scheme."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    raw = base64.b64decode(whpk[len("whpk_"):] if whpk.startswith("whpk_") else whpk, validate=True)
+    return Ed25519PublicKey.from_public_bytes(raw)  # raises unless it is 32 bytes
+
+
+def verify_ed25519(public_key, msg_id, timestamp, signatures, raw_body, now_seconds, tolerance_seconds):
+    """Standard Webhooks' asymmetric scheme with the public key alone: webhook-signature holds space-separated
+    "v1a,<base64 Ed25519 signature>" of b"<webhook-id>.<webhook-timestamp>." + raw body (two during a key rotation;
+    "v1," HMAC entries beside them are skipped); any one verifying is enough."""
+    from cryptography.exceptions import InvalidSignature
+
+    if not msg_id or not timestamp or not signatures or not TIMESTAMP.match(timestamp):
+        return False
+    if abs(now_seconds - int(timestamp)) > tolerance_seconds:
+        return False
+    signed = f"{msg_id}.{timestamp}.".encode("utf-8") + raw_body
+    for version, _, encoded in (versioned.partition(",") for versioned in signatures.split(" ")):
+        if version != "v1a":
+            continue
+        try:
+            signature = base64.b64decode(encoded, validate=True)
+            if len(signature) == 64:
+                public_key.verify(signature, signed)  # raises InvalidSignature
+                return True
+        except (ValueError, InvalidSignature):
+            continue
+    return False
+
+
 def parse_json_object(raw_body):
     """The body as a dict, or None for anything else (empty, invalid JSON or UTF-8, a list, a string, null, ...)."""
     try:
@@ -87,8 +123,19 @@ class WebhookHandler(BaseHTTPRequestHandler):
         if length > MAX_BODY_BYTES:
             return self.answer(413, "too large")
         raw_body = self.rfile.read(length)  # the bytes as sent: verify these, never re-serialized JSON
-        secret, now = os.environ["WEBHOOK_SECRET"], int(time.time())
-        if SCHEME == "standard-webhooks":
+        secret, now = os.environ.get("WEBHOOK_SECRET", ""), int(time.time())
+        if SCHEME == "ed25519":
+            event_id = self.headers.get("webhook-id", "")
+            verified = verify_ed25519(
+                PUBLIC_KEY,
+                event_id,
+                self.headers.get("webhook-timestamp"),
+                self.headers.get("webhook-signature"),
+                raw_body,
+                now,
+                TOLERANCE_SECONDS,
+            )
+        elif SCHEME == "standard-webhooks":
             event_id = self.headers.get("webhook-id", "")
             verified = verify_standard_webhook(
                 secret,
@@ -140,6 +187,16 @@ class WebhookHandler(BaseHTTPRequestHandler):
 
 def verify_vector(scheme, vector):
     headers, body = vector["headers"], base64.b64decode(vector["body"]["base64"])
+    if scheme == "ed25519":
+        return verify_ed25519(
+            ed25519_public_key(vector["publicKey"]),
+            headers.get("webhook-id"),
+            headers.get("webhook-timestamp"),
+            headers.get("webhook-signature"),
+            body,
+            vector["now"],
+            vector["toleranceSeconds"],
+        )
     if scheme == "standard-webhooks":
         return verify_standard_webhook(
             vector["secret"],
@@ -164,7 +221,11 @@ def run_vectors(path):
     with open(path, encoding="utf-8") as file:
         document = json.load(file)
     failed_in_all = 0
-    for scheme, vectors in (("x-service", document["vectors"]), ("standard-webhooks", document["standardWebhooks"]["vectors"])):
+    for scheme, vectors in (
+        ("x-service", document["vectors"]),
+        ("standard-webhooks", document["standardWebhooks"]["vectors"]),
+        ("ed25519", document["standardWebhooksEd25519"]["vectors"]),
+    ):
         failed = 0
         for vector in vectors:
             verdict = "accept" if verify_vector(scheme, vector) else "reject"
@@ -176,12 +237,23 @@ def run_vectors(path):
     return 0 if failed_in_all == 0 else 1
 
 
+PUBLIC_KEY = None
+
+
 def serve():
+    global PUBLIC_KEY
+    if SCHEME not in SCHEMES:
+        sys.exit("WEBHOOK_SCHEME is x-service, standard-webhooks or ed25519")
+    if SCHEME == "ed25519":
+        try:
+            PUBLIC_KEY = ed25519_public_key(os.environ.get("WEBHOOK_PUBLIC_KEY", ""))
+        except ImportError:
+            sys.exit("WEBHOOK_SCHEME=ed25519 needs the cryptography package: pip install cryptography")
+        except ValueError:
+            sys.exit("Set WEBHOOK_PUBLIC_KEY to the whpk_... public key the settings API shows")
     secret = os.environ.get("WEBHOOK_SECRET")
-    if not secret:
+    if not secret and SCHEME != "ed25519":
         sys.exit("Set WEBHOOK_SECRET to the whsec_... secret shown when you enabled the webhook")
-    if SCHEME not in ("x-service", "standard-webhooks"):
-        sys.exit("WEBHOOK_SCHEME is x-service or standard-webhooks")
     if SCHEME == "standard-webhooks":
         standard_webhooks_key(secret)  # fails now, not on the first delivery, if the secret is not base64
     # 127.0.0.1: only this machine can reach it; HOST=0.0.0.0 takes requests from the network.

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { atClock, type SignatureVector, type StandardWebhooksVector } from './run-vectors';
+import { atClock, type Ed25519Vector, type SignatureVector, type StandardWebhooksVector } from './run-vectors';
+import { ed25519PublicKey, verifyEd25519 } from './verify-ed25519';
 import { verifyStandardWebhook } from './verify-standard-webhook';
 import { verifySignature } from './verify-signature';
 
@@ -11,8 +12,12 @@ export interface DeliveryAnswer {
 
 export type DeliveryReceiver = (header: (name: string) => string | undefined, rawBody: Buffer) => DeliveryAnswer;
 
-/** `x-service` (the default) checks `X-Service-Signature`; `standard-webhooks` checks `webhook-signature`. */
-export type WebhookScheme = 'x-service' | 'standard-webhooks';
+/**
+ * `x-service` (the default) checks `X-Service-Signature`; `standard-webhooks` checks the `v1` HMAC of `webhook-signature`;
+ * `ed25519` its `v1a` signature, with the webhook's public key only (for a webhook with the `ed25519` signature scheme).
+ */
+export type WebhookScheme = 'x-service' | 'standard-webhooks' | 'ed25519';
+const SCHEMES: readonly WebhookScheme[] = ['x-service', 'standard-webhooks', 'ed25519'];
 
 const log = (outcome: string, fields: object = {}) => console.log(JSON.stringify({ outcome, ...fields }));
 
@@ -27,32 +32,45 @@ export function parseJsonObject(rawBody: Buffer): Record<string, unknown> | unde
 }
 
 /**
- * The receiver's handler, set up from the environment: `WEBHOOK_SECRET`, `WEBHOOK_SCHEME` and
- * `WEBHOOK_TOLERANCE_SECONDS` (default 300; the `standardwebhooks` package has its own fixed 5 minutes).
+ * The receiver's handler, set up from the environment: `WEBHOOK_SECRET` (or, with `WEBHOOK_SCHEME=ed25519`,
+ * `WEBHOOK_PUBLIC_KEY`: the `whpk_…` the settings API shows), `WEBHOOK_SCHEME` and `WEBHOOK_TOLERANCE_SECONDS`
+ * (default 300; the `standardwebhooks` package has its own fixed 5 minutes).
  * `header(name)` reads a request header (any case); `rawBody` is the body as received.
  */
 export function deliveryReceiver(): DeliveryReceiver {
   const secret = process.env.WEBHOOK_SECRET ?? '';
   const scheme = (process.env.WEBHOOK_SCHEME ?? 'x-service') as WebhookScheme;
-  if (scheme !== 'x-service' && scheme !== 'standard-webhooks') throw new Error('WEBHOOK_SCHEME is x-service or standard-webhooks');
+  if (!SCHEMES.includes(scheme)) throw new Error(`WEBHOOK_SCHEME is one of ${SCHEMES.join(', ')}`);
   const toleranceSeconds = Number(process.env.WEBHOOK_TOLERANCE_SECONDS ?? 300);
   const webhook = scheme === 'standard-webhooks' ? new Webhook(secret) : undefined; // throws now if the secret is not base64
+  // No secret at all for this one: the public key is all a receiver needs (it throws now if it is not a key).
+  const publicKey = scheme === 'ed25519' ? ed25519PublicKey(process.env.WEBHOOK_PUBLIC_KEY ?? '') : undefined;
   // In memory for the example; in production, a unique key on the event id in your database.
   const processedEventIds = new Set<string>();
 
   return (header, rawBody) => {
     // The event id to deduplicate on: the same value under either scheme (only webhook-signature covers it).
-    const eventId = (webhook ? header('webhook-id') : header('x-service-event-id')) ?? '';
-    const verified = webhook
-      ? verifyStandardWebhook(webhook, header, rawBody)
-      : verifySignature({
-          secret,
-          timestamp: header('x-service-timestamp'),
-          signature: header('x-service-signature'),
+    const eventId = (scheme === 'x-service' ? header('x-service-event-id') : header('webhook-id')) ?? '';
+    const verified = publicKey
+      ? verifyEd25519({
+          publicKey,
+          id: header('webhook-id'),
+          timestamp: header('webhook-timestamp'),
+          signature: header('webhook-signature'),
           rawBody,
           nowSeconds: Math.floor(Date.now() / 1000),
           toleranceSeconds,
-        });
+        })
+      : webhook
+        ? verifyStandardWebhook(webhook, header, rawBody)
+        : verifySignature({
+            secret,
+            timestamp: header('x-service-timestamp'),
+            signature: header('x-service-signature'),
+            rawBody,
+            nowSeconds: Math.floor(Date.now() / 1000),
+            toleranceSeconds,
+          });
     if (!verified) {
       log('rejected', { eventId });
       return { status: 400, body: 'bad signature' };
@@ -87,4 +105,14 @@ export const vectorVerifiers = {
     }),
   'standard-webhooks': (vector: StandardWebhooksVector, rawBody: Buffer): boolean =>
     atClock(vector, () => verifyStandardWebhook(new Webhook(vector.secret), (name) => vector.headers[name], rawBody)),
+  ed25519: (vector: Ed25519Vector, rawBody: Buffer): boolean =>
+    verifyEd25519({
+      publicKey: ed25519PublicKey(vector.publicKey),
+      id: vector.headers['webhook-id'],
+      timestamp: vector.headers['webhook-timestamp'],
+      signature: vector.headers['webhook-signature'],
+      rawBody,
+      nowSeconds: vector.now,
+      toleranceSeconds: vector.toleranceSeconds,
+    }),
 };

@@ -15,37 +15,52 @@ export interface SignatureVector {
 /** The file's `standardWebhooks.vectors`: the same fields, with `webhook-id`, `webhook-timestamp`, `webhook-signature` headers. */
 export type StandardWebhooksVector = SignatureVector;
 
-type VerifyVector = (vector: SignatureVector, rawBody: Buffer) => boolean | Promise<boolean>;
+/** The file's `standardWebhooksEd25519.vectors`: `publicKey` (`whpk_…`) instead of `secret`, Standard Webhooks headers. */
+export type Ed25519Vector = Omit<SignatureVector, 'secret'> & { readonly publicKey: string };
 
-/** A verifier per scheme: `x-service` runs the file's `vectors`, `standard-webhooks` its `standardWebhooks.vectors`. */
+type VerifyVector<V = SignatureVector> = (vector: V, rawBody: Buffer) => boolean | Promise<boolean>;
+
+/**
+ * A verifier per scheme: `x-service` runs the file's `vectors`, `standard-webhooks` its `standardWebhooks.vectors`,
+ * `ed25519` its `standardWebhooksEd25519.vectors`.
+ */
 export interface VectorVerifiers {
   readonly 'x-service': VerifyVector;
   readonly 'standard-webhooks': VerifyVector;
+  readonly ed25519: VerifyVector<Ed25519Vector>;
 }
 
-/** Runs every vector of both schemes, prints one line each and a count per scheme; returns 0 when every verdict matches. */
+/** Runs every vector of each scheme, prints one line each and a count per scheme; returns 0 when every verdict matches. */
 export async function runVectors(file: string, verifiers: VectorVerifiers): Promise<number> {
   const document = JSON.parse(readFileSync(file, 'utf8')) as {
     vectors: SignatureVector[];
     standardWebhooks: { vectors: StandardWebhooksVector[] };
+    standardWebhooksEd25519: { vectors: Ed25519Vector[] };
   };
-  let failedInAll = 0;
-  for (const [scheme, vectors] of [
-    ['x-service', document.vectors],
-    ['standard-webhooks', document.standardWebhooks.vectors],
-  ] as const) {
-    let failed = 0;
-    for (const vector of vectors) {
-      const verdict = (await verifiers[scheme](vector, Buffer.from(vector.body.base64, 'base64'))) ? 'accept' : 'reject';
-      if (verdict !== vector.expected) failed++;
-      console.log(
-        `${verdict === vector.expected ? 'ok  ' : 'FAIL'} ${vector.name}: ${verdict} (expected ${vector.expected}, ${vector.reason})`,
-      );
-    }
-    console.log(`${vectors.length - failed}/${vectors.length} ${scheme} vectors passed`);
-    failedInAll += failed;
+  const failed = [
+    await runScheme('x-service', document.vectors, verifiers['x-service']),
+    await runScheme('standard-webhooks', document.standardWebhooks.vectors, verifiers['standard-webhooks']),
+    await runScheme('ed25519', document.standardWebhooksEd25519.vectors, verifiers.ed25519),
+  ];
+  return failed.every((count) => count === 0) ? 0 : 1;
+}
+
+/** One scheme's vectors: one line each and a count; answers how many verdicts differed. */
+async function runScheme<V extends Omit<SignatureVector, 'secret'>>(
+  scheme: string,
+  vectors: readonly V[],
+  verifyVector: VerifyVector<V>,
+): Promise<number> {
+  let failed = 0;
+  for (const vector of vectors) {
+    const verdict = (await verifyVector(vector, Buffer.from(vector.body.base64, 'base64'))) ? 'accept' : 'reject';
+    if (verdict !== vector.expected) failed++;
+    console.log(
+      `${verdict === vector.expected ? 'ok  ' : 'FAIL'} ${vector.name}: ${verdict} (expected ${vector.expected}, ${vector.reason})`,
+    );
   }
-  return failedInAll === 0 ? 0 : 1;
+  console.log(`${vectors.length - failed}/${vectors.length} ${scheme} vectors passed`);
+  return failed;
 }
 
 /**

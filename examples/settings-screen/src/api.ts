@@ -7,6 +7,7 @@ export type EventType = Schemas['EventType'];
 /** The types that can be delivered to a webhook (test sends and secret rotation take only these). */
 export type WebhookEventType = Schemas['WebhookEventType'];
 export type EffectiveRow = Schemas['EffectivePreferenceDto'];
+export type SignatureScheme = Schemas['SignatureScheme'];
 export type Delivery = Schemas['DeliveryDto'];
 export type DeliveryDetail = Schemas['DeliveryDetailDto'];
 export type Attempt = Schemas['AttemptDto'];
@@ -45,6 +46,13 @@ export function settingsApi(token: string, baseUrl = '') {
       settle(
         await client.PUT('/api/v1/settings/notifications', {
           body: { type, channel: 'WEBHOOK', enabled, ...(webhookUrl || enabled ? { webhookUrl } : {}) },
+        }),
+      ),
+    /** Which schemes sign an enabled webhook's deliveries (ed25519 makes its key pair; the row then shows the public key). */
+    setSignatureSchemes: async (type: EventType, webhookUrl: string, signatureSchemes: SignatureScheme[]) =>
+      settle(
+        await client.PUT('/api/v1/settings/notifications', {
+          body: { type, channel: 'WEBHOOK', enabled: true, webhookUrl, signatureSchemes },
         }),
       ),
     sendTest: async (type: WebhookEventType) =>

@@ -1,5 +1,5 @@
 import { html, nothing, type TemplateResult } from 'lit';
-import type { ApiFailure, EffectiveRow, EventType, TestSendResult, WebhookEventType, WebhookHealth } from './api';
+import type { ApiFailure, EffectiveRow, EventType, SignatureScheme, TestSendResult, WebhookEventType, WebhookHealth } from './api';
 import { disabledReasonOf } from './disabled-reason';
 import { healthView, type RecoveryOutcome } from './health-view';
 import { duration, humanize } from './labels';
@@ -26,6 +26,7 @@ export interface PreferencesActions {
   save(type: EventType): void;
   sendTest(type: WebhookEventType): void;
   rotateSecret(type: WebhookEventType): void;
+  setSignatureSchemes(type: EventType, schemes: SignatureScheme[]): void;
   reenableAndRecover(type: EventType): void;
 }
 
@@ -142,6 +143,7 @@ function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewM
         row.enabled && row.hasWebhookSecret ? savedWebhookTools(type as WebhookEventType, model.testResults[type], actions) : nothing
       }
     </form>
+    ${row.enabled && row.hasWebhookSecret ? signatureView(type, row, actions) : nothing}
     ${
       health || recovery
         ? healthView(type, { health, recovery, busy: model.recovering.has(type) }, (t) => actions.reenableAndRecover(t))
@@ -166,6 +168,37 @@ function savedWebhookTools(
       </button>
     </div>
     ${result ? testResultView(result) : nothing}
+  `;
+}
+
+const SCHEME_CHOICES: readonly { readonly value: string; readonly label: string }[] = [
+  { value: 'hmac', label: 'HMAC, with the signing secret' },
+  { value: 'ed25519', label: 'Ed25519, verified with a public key' },
+  { value: 'hmac,ed25519', label: 'Both' },
+];
+
+/** How the webhook's deliveries are signed, and the public key a receiver verifies Ed25519 signatures with. */
+function signatureView(type: EventType, row: EffectiveRow, actions: PreferencesActions): TemplateResult {
+  const id = (part: string) => `${type}-${part}`;
+  const current = (row.signatureSchemes ?? ['hmac']).join(',');
+  return html`
+    <div class="signature">
+      <label for=${id('schemes')}>Signature<span class="visually-hidden"> of the webhook for ${humanize(type)}</span></label>
+      <select
+        id=${id('schemes')}
+        @change=${(e: Event) => actions.setSignatureSchemes(type, (e.target as HTMLSelectElement).value.split(',') as SignatureScheme[])}
+      >
+        ${SCHEME_CHOICES.map((choice) => html`<option value=${choice.value} ?selected=${choice.value === current}>${choice.label}</option>`)}
+      </select>
+      ${
+        row.signingPublicKey
+          ? html`<p class="public-key">
+              Public key<span class="visually-hidden"> for ${humanize(type)}</span>: <code>${row.signingPublicKey}</code>
+              <span class="muted">(not a secret: receivers verify Ed25519 signatures with it)</span>
+            </p>`
+          : nothing
+      }
+    </div>
   `;
 }
 

@@ -114,6 +114,18 @@ export const styles = css`
     flex-basis: 100%;
     margin: 0;
   }
+  .signature {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.4rem 0.6rem;
+    align-items: center;
+    margin-top: 0.4rem;
+  }
+  .signature .public-key {
+    flex-basis: 100%;
+    margin: 0;
+    overflow-wrap: anywhere;
+  }
   .tools {
     display: flex;
     gap: 0.6rem;

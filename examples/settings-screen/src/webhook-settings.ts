@@ -6,6 +6,7 @@ import {
   type DeliveryDetail,
   type EffectiveRow,
   type EventType,
+  type SignatureScheme,
   type WebhookEventType,
   settingsApi,
   type SettingsApi,
@@ -102,6 +103,7 @@ export class WebhookSettings extends LitElement {
                 save: (type) => void this.save(type),
                 sendTest: (type) => void this.sendTest(type),
                 rotateSecret: (type) => void this.rotateSecret(type),
+                setSignatureSchemes: (type, schemes) => void this.setSignatureSchemes(type, schemes),
                 reenableAndRecover: (type) => void this.reenableAndRecover(type),
               },
             )
@@ -174,6 +176,14 @@ export class WebhookSettings extends LitElement {
     this.fieldErrors = { ...this.fieldErrors, [type]: {} };
     if (saved.webhookSecret) this.revealed = { type, secret: saved.webhookSecret, copied: false };
     this.notice = { tone: 'info', text: `Saved: webhook for ${humanize(type)} is ${saved.enabled ? 'on' : 'off'}.` };
+    await this.load();
+  }
+
+  private async setSignatureSchemes(type: EventType, schemes: SignatureScheme[]): Promise<void> {
+    const row = this.rows.find((r) => r.type === type && r.channel === 'WEBHOOK');
+    const saved = await this.call(() => this.api.setSignatureSchemes(type, row?.webhookUrl ?? '', schemes), type);
+    if (!saved) return;
+    this.notice = { tone: 'info', text: `Saved: the webhook for ${humanize(type)} is signed with ${schemes.join(' and ')}.` };
     await this.load();
   }
 

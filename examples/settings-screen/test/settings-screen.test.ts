@@ -1,6 +1,6 @@
 // The reference screen in Debian's headless Chromium, against the built standalone service (SQLite) and a loopback
 // HTTPS receiver: what a person sees and can do, and axe-core's accessibility rules. Screenshots: ./screenshots/.
-import { createHmac } from 'node:crypto';
+import { createHmac, createPublicKey, verify } from 'node:crypto';
 import type { TestReceiver } from '@funding/notification-webhooks/testing';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -348,6 +348,47 @@ describe('settings screen in headless Chromium', () => {
 
     expect(await alert.textContent()).toMatch(/Too many requests: please wait \d+ s before trying again/);
     await screenshot(page, '11-rate-limited');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('switches a webhook to Ed25519 as well, shows its public key, and a delivery verifies with that key alone', async () => {
+    const scheme = page.getByRole('combobox', { name: 'Signature of the webhook for Rate spike' });
+    expect(await scheme.inputValue()).toBe('hmac');
+    expect(await rowOf('Rate spike').locator('.public-key').count()).toBe(0);
+    await scheme.selectOption({ label: 'Both' });
+
+    const shownKey = rowOf('Rate spike').locator('.public-key code');
+    await expect.poll(() => shownKey.count()).toBe(1);
+    const publicKey = (await shownKey.textContent())!.trim();
+    expect(publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+    const listed = await settingsCall<Array<{ type: string; channel: string; signatureSchemes: string[]; signingPublicKey: string }>>(
+      'GET',
+      '',
+    );
+    expect(listed.data.find((row) => row.type === 'RATE_SPIKE' && row.channel === 'WEBHOOK')).toMatchObject({
+      signatureSchemes: ['hmac', 'ed25519'],
+      signingPublicKey: publicKey,
+    });
+    expect(await scheme.inputValue()).toBe('hmac,ed25519');
+
+    receiver.clear();
+    await publish('RATE_SPIKE', 'Signed twice');
+    const [request] = await receiver.waitForRequests(1);
+    const signed = Buffer.concat([
+      Buffer.from(`${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.`),
+      request.rawBody,
+    ]);
+    const key = createPublicKey({
+      key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey.slice('whpk_'.length), 'base64').toString('base64url') },
+      format: 'jwk',
+    });
+    const v1a = String(request.headers['webhook-signature'])
+      .split(' ')
+      .filter((entry) => entry.startsWith('v1a,'));
+    expect(v1a).toHaveLength(1);
+    expect(verify(null, signed, key, Buffer.from(v1a[0].slice(4), 'base64'))).toBe(true);
+    expect(request.headers['x-service-signature']).toMatch(/^v1=[0-9a-f]{64}$/); // HMAC kept
+    await screenshot(page, '12-ed25519');
     await expectNoAccessibilityViolations();
   });
 

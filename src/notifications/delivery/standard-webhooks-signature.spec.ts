@@ -1,6 +1,8 @@
 import { Webhook } from 'standardwebhooks';
+import { SignatureScheme } from '../secrets/signature-scheme';
+import { generateSigningKeyPair, publicKeyOf, signingKeyOf } from '../secrets/signing-key';
 import { generateSigningSecret } from '../secrets/signing-secret';
-import { signStandardWebhook } from './standard-webhooks-signature';
+import { signStandardWebhook, verifyWebhookPublicKeySignature } from './standard-webhooks-signature';
 import { buildWebhookRequest } from './webhook-request';
 import { verifyWebhookSignature } from './webhook-signature';
 
@@ -67,5 +69,70 @@ describe('Standard Webhooks headers', () => {
     const headers = { 'webhook-id': eventId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature };
     expect(new Webhook(older).verify(body, headers)).toBeTruthy();
     expect(new Webhook(newer).verify(body, headers)).toBeTruthy();
+  });
+});
+
+describe('Ed25519 (v1a) signatures', () => {
+  const nowMs = 1_764_000_000_000;
+  const pairs = [generateSigningKeyPair(), generateSigningKeyPair()];
+  const keys = pairs.map((pair) => signingKeyOf(pair.privateKey));
+  const signed = (schemes: SignatureScheme[], signingKeys = keys.slice(0, 1), secret = generateSigningSecret()) =>
+    buildWebhookRequest({
+      url: 'https://hooks.example.com/h',
+      secret: { schemes, secret, previousSecret: null, signingKeys },
+      body,
+      type: 'LOAN_EXECUTED',
+      eventId,
+      attempt: 1,
+      userAgent: 'ua',
+      nowMs,
+    });
+  const verifies = (publicKey: string, headers: Record<string, string>) =>
+    verifyWebhookPublicKeySignature({
+      publicKey,
+      id: headers['webhook-id'],
+      timestamp: headers['webhook-timestamp'],
+      signature: headers['webhook-signature'],
+      rawBody: body,
+      toleranceSeconds: 300,
+      now: nowMs,
+    });
+
+  it('signs ed25519 alone with v1a only: no X-Service-Signature, no v1', () => {
+    const { headers } = signed([SignatureScheme.ED25519]);
+    expect(headers['x-service-signature']).toBeUndefined();
+    expect(headers['webhook-signature']).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+    expect(verifies(pairs[0].publicKey, headers)).toBe(true);
+    expect(verifies(pairs[1].publicKey, headers)).toBe(false);
+  });
+
+  it('signs both schemes with X-Service-Signature, v1 and v1a, which the HMAC verifiers and the public key each accept', () => {
+    const secret = generateSigningSecret();
+    const { headers } = signed([SignatureScheme.HMAC, SignatureScheme.ED25519], keys.slice(0, 1), secret);
+    expect(headers['webhook-signature'].split(' ').map((entry) => entry.split(',')[0])).toEqual(['v1', 'v1a']);
+    expect(
+      verifyWebhookSignature({
+        secret,
+        timestamp: headers['x-service-timestamp'],
+        signature: headers['x-service-signature'],
+        rawBody: body,
+        toleranceSeconds: 300,
+        now: nowMs,
+      }),
+    ).toBe(true);
+    expect(verifies(pairs[0].publicKey, headers)).toBe(true);
+  });
+
+  it("signs with each key during a rotation's overlap, and never unsigned when a key is missing", () => {
+    const { headers } = signed([SignatureScheme.ED25519], keys);
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    for (const pair of pairs) expect(verifies(pair.publicKey, headers)).toBe(true);
+    expect(() => signed([SignatureScheme.ED25519], [])).toThrow(/private key/);
+  });
+
+  it('reads the public key the way receivers do: whpk_ and the 32 raw bytes', () => {
+    expect(pairs[0].publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+    expect(publicKeyOf(keys[0])).toBe(pairs[0].publicKey);
+    expect(verifies('whpk_AAAA', signed([SignatureScheme.ED25519]).headers)).toBe(false);
   });
 });

@@ -24,6 +24,10 @@ export class NotificationPreference {
   @Column({ name: 'webhook_url', type: 'varchar', length: MAX_WEBHOOK_URL_LENGTH, nullable: true })
   webhookUrl: string | null;
 
+  /** WEBHOOK rows: which schemes sign its deliveries (`hmac`, `ed25519` or `hmac,ed25519`; see `SignatureScheme`). */
+  @Column({ name: 'signature_schemes', type: 'varchar', length: 32, default: 'hmac' })
+  signatureSchemes: string;
+
   /** Deliveries in a row that ended FAILED since the last DELIVERED (counted only while auto-disable is on). */
   @Column({ name: 'consecutive_failures', type: 'integer', default: 0 })
   consecutiveFailures: number;

@@ -5,6 +5,7 @@ import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database/database-errors';
 import { findInChunks } from './find-in-chunks';
 import { NotificationPreference } from './notification-preference.entity';
+import type { StoredSigningKey } from '../secrets/webhook-signing-key.entity';
 import type { StoredSigningSecret } from '../secrets/webhook-signing-secret.entity';
 
 export interface PreferenceKey {
@@ -17,6 +18,8 @@ export interface PreferenceChange {
   readonly enabled: boolean;
   /** undefined keeps the stored URL. */
   readonly webhookUrl?: string | null;
+  /** undefined keeps the stored schemes (as stored: `hmac`, `ed25519`, `hmac,ed25519`). */
+  readonly signatureSchemes?: string;
 }
 
 /** An enabled webhook preference, with its signing secret as stored (sealed), or null when it has none. */
@@ -26,6 +29,10 @@ export interface EnabledWebhook {
   readonly type: EventType;
   readonly webhookUrl: string | null;
   readonly secret: StoredSigningSecret | null;
+  /** As stored: `hmac`, `ed25519` or `hmac,ed25519`. */
+  readonly signatureSchemes: string;
+  /** Its Ed25519 key pair as stored (sealed), or null when it has none. */
+  readonly signingKey: StoredSigningKey | null;
 }
 
 interface EnabledWebhookRow {
@@ -38,6 +45,12 @@ interface EnabledWebhookRow {
   previous_key_id: string | null;
   previous_ciphertext: string | null;
   previous_until: number | string | null;
+  signature_schemes: string;
+  k_key_id: string | null;
+  k_ciphertext: string | null;
+  k_previous_key_id: string | null;
+  k_previous_ciphertext: string | null;
+  k_previous_until: number | string | null;
 }
 
 @Injectable()
@@ -59,14 +72,17 @@ export class NotificationPreferenceRepository {
 
   /**
    * Enabled WEBHOOK preferences of these users for these types (callers filter the exact pairs), each with its sealed
-   * signing secret: one statement (a join), as every publish and every claim of retries reads them.
+   * signing secret and key pair: one statement (joins), as every publish and every claim of retries reads them.
    */
   enabledWebhooks(userIds: readonly number[], types: readonly EventType[]): Promise<EnabledWebhook[]> {
     if (types.length === 0) return Promise.resolve([]);
     return findInChunks(userIds, async (chunk) => {
       const rows = await this.preferences.manager.query<EnabledWebhookRow[]>(
-        'SELECT p.id, p.user_id, p.type, p.webhook_url, s.key_id, s.ciphertext, s.previous_key_id, s.previous_ciphertext, ' +
-          's.previous_until FROM notification_preferences p LEFT JOIN webhook_signing_secrets s ON s.preference_id = p.id ' +
+        'SELECT p.id, p.user_id, p.type, p.webhook_url, p.signature_schemes, s.key_id, s.ciphertext, s.previous_key_id, ' +
+          's.previous_ciphertext, s.previous_until, k.key_id AS k_key_id, k.ciphertext AS k_ciphertext, ' +
+          'k.previous_key_id AS k_previous_key_id, k.previous_ciphertext AS k_previous_ciphertext, k.previous_until AS k_previous_until ' +
+          'FROM notification_preferences p LEFT JOIN webhook_signing_secrets s ON s.preference_id = p.id ' +
+          'LEFT JOIN webhook_signing_keys k ON k.preference_id = p.id ' +
           `WHERE p.user_id IN (${placeholders(chunk)}) AND p.type IN (${placeholders(types)}) AND p.channel = ? AND p.enabled = ?`,
         [...chunk, ...types, NotificationChannel.WEBHOOK, true],
       );
@@ -80,7 +96,12 @@ export class NotificationPreferenceRepository {
     if (existing) return this.update(existing, change);
     try {
       return await this.preferences.save(
-        this.preferences.create({ ...key, enabled: change.enabled, webhookUrl: change.webhookUrl ?? null }),
+        this.preferences.create({
+          ...key,
+          enabled: change.enabled,
+          webhookUrl: change.webhookUrl ?? null,
+          ...(change.signatureSchemes === undefined ? {} : { signatureSchemes: change.signatureSchemes }),
+        }),
       );
     } catch (error) {
       const winner = isUniqueViolation(error) ? await this.findOne(key) : null;
@@ -172,6 +193,7 @@ export class NotificationPreferenceRepository {
   update(preference: NotificationPreference, change: PreferenceChange): Promise<NotificationPreference> {
     preference.enabled = change.enabled;
     if (change.webhookUrl !== undefined) preference.webhookUrl = change.webhookUrl;
+    if (change.signatureSchemes !== undefined) preference.signatureSchemes = change.signatureSchemes;
     if (change.enabled) {
       preference.disabledReason = null;
       preference.consecutiveFailures = 0;
@@ -219,5 +241,17 @@ function enabledWebhookOf(row: EnabledWebhookRow): EnabledWebhook {
           previousCiphertext: row.previous_ciphertext,
           previousUntil: row.previous_until === null ? null : Number(row.previous_until),
         };
-  return { id, userId: Number(row.user_id), type: row.type, webhookUrl: row.webhook_url, secret };
+  const signingKey: StoredSigningKey | null =
+    row.k_key_id === null || row.k_ciphertext === null
+      ? null
+      : {
+          preferenceId: id,
+          keyId: row.k_key_id,
+          ciphertext: row.k_ciphertext,
+          previousKeyId: row.k_previous_key_id,
+          previousCiphertext: row.k_previous_ciphertext,
+          previousUntil: row.k_previous_until === null ? null : Number(row.k_previous_until),
+        };
+  const signatureSchemes = row.signature_schemes;
+  return { id, userId: Number(row.user_id), type: row.type, webhookUrl: row.webhook_url, secret, signatureSchemes, signingKey };
 }

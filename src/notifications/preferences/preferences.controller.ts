@@ -5,7 +5,7 @@ import { SettingsController } from '../settings-api/settings-controller.decorato
 import { ApiErrorResponses } from '../common/api/api-error-responses.decorator';
 import { ErrorResponseDto } from '../common/api/error-response.dto';
 import { EffectivePreferenceDto, PreferenceDto, RotatedSecretResponseDto, UpsertPreferenceResponseDto } from './dto/preference.dto';
-import { RotateSecretDto } from './dto/rotate-secret.dto';
+import { RotateSecretDto, RotateSigningKeyDto } from './dto/rotate-secret.dto';
 import { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import { PreferencesService } from './preferences.service';
 
@@ -77,5 +77,25 @@ export class PreferencesController {
   @ApiErrorResponses(413, 415)
   rotateSecret(@CurrentUserId() userId: number, @Body() body: RotateSecretDto): Promise<RotatedSecretResponseDto> {
     return this.preferences.rotateSecret(userId, body.type, body.overlapHours);
+  }
+
+  @Post('webhook/rotate-signing-key')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    operationId: 'rotateSigningKey',
+    summary: "Replace the Ed25519 key pair of one event type's webhook",
+    description:
+      "Generates a new key pair for the type's configured webhook (enabled or not; its first, if it had none) and answers " +
+      'the preference with the new `signingPublicKey`. The private key is never returned. The next attempt, pending ' +
+      'retries included, is signed with the new key when the webhook has `ed25519` among its `signatureSchemes`. With ' +
+      '`overlapHours`, the old key also signs (`webhook-signature` carries a `v1a` of each) for that long, and the row ' +
+      'shows `previousSigningPublicKey` until then.',
+  })
+  @ApiOkResponse({ type: PreferenceDto })
+  @ApiBadRequestResponse({ type: ErrorResponseDto, description: 'Unknown event type or bad overlap; `errors` names the field.' })
+  @ApiNotFoundResponse({ type: ErrorResponseDto, description: 'No webhook is configured for this event type.' })
+  @ApiErrorResponses(413, 415)
+  rotateSigningKey(@CurrentUserId() userId: number, @Body() body: RotateSigningKeyDto): Promise<PreferenceDto> {
+    return this.preferences.rotateSigningKey(userId, body.type, body.overlapHours);
   }
 }

@@ -5,7 +5,9 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { EVENT_CATALOG, type EventType, NotificationChannel, eventTypeDefinition } from '../catalog/event-catalog';
 import { InvalidFieldsException } from '../common/api/api-errors';
 import { shortTransaction } from '../common/database/short-transaction';
-import { SecretsService } from '../secrets/secrets.service';
+import type { KeyObject } from 'node:crypto';
+import { type PublicSigningKeys, SecretsService, type SigningSecrets } from '../secrets/secrets.service';
+import { SignatureScheme, type WebhookSigning, schemesOf, storedSchemes } from '../secrets/signature-scheme';
 import { UnsafeWebhookUrlError, WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
 import type { FinishedRun } from './finished-runs';
 import { webhookKey } from './webhook-key';
@@ -20,7 +22,8 @@ const HOUR_MS = 3_600_000;
 
 export interface WebhookTarget {
   readonly url: string;
-  readonly secret: string | null;
+  /** What signs: the signing secret alone (HMAC), or the webhook's schemes and keys. */
+  readonly secret: string | WebhookSigning | null;
   /** During a secret rotation's overlap, the secret before it: it signs `webhook-signature` too. */
   readonly previousSecret?: string | null;
   /**
@@ -53,6 +56,9 @@ export interface WebhookUrlChanged {
   readonly type: EventType;
 }
 
+/** {@link WebhookTarget.unusableSecret} of an Ed25519-signed webhook that has no key pair. */
+export const NO_SIGNING_KEY = 'no Ed25519 signing key (rotating the signing key creates one)';
+
 @Injectable()
 export class PreferencesService {
   /** Each change of a webhook's URL to another one, after its commit: what was known about the old URL's health is moot. */
@@ -75,18 +81,23 @@ export class PreferencesService {
       throw InvalidFieldsException.of('channel', `${channel} is not offered for ${type}, which the service manages itself`);
     }
     const webhookUrl = await this.acceptedWebhookUrl(userId, input);
+    const signatureSchemes = acceptedSchemes(input);
     const key = { userId, type, channel };
     if (channel === WEBHOOK && enabled) {
-      const { response, previousUrl } = await this.enableWebhook(key, webhookUrl!);
+      const { response, previousUrl } = await this.enableWebhook(key, webhookUrl!, signatureSchemes);
       this.announceUrlChange(key, previousUrl, webhookUrl);
       return response;
     }
-    const previousUrl = channel === WEBHOOK && webhookUrl != null ? ((await this.preferences.findOne(key))?.webhookUrl ?? null) : null;
-    const preference = await this.preferences.upsert(key, { enabled, webhookUrl });
-    if (channel !== WEBHOOK) return toDto(preference, false);
+    if (channel !== WEBHOOK) return toDto(await this.preferences.upsert(key, { enabled, webhookUrl }), false);
+    const previousUrl = webhookUrl != null ? ((await this.preferences.findOne(key))?.webhookUrl ?? null) : null;
+    const preference = await shortTransaction(this.dataSource, async (manager) => {
+      const saved = await this.preferences.in(manager).upsert(key, { enabled, webhookUrl, signatureSchemes });
+      if (schemesOf(saved.signatureSchemes).includes(SignatureScheme.ED25519)) await this.secrets.ensureSigningKey(saved.id, manager);
+      return saved;
+    });
     this.announceUrlChange(key, previousUrl, webhookUrl);
     const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
-    return toDto(preference, withSecret.has(preference.id));
+    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id));
   }
 
   /**
@@ -95,18 +106,36 @@ export class PreferencesService {
    * only after its secret is written, because on SQLite other requests share the connection and so see the
    * transaction's writes. Of concurrent first enables, the one that wrote the secret returns it.
    */
-  private enableWebhook(
+  private async enableWebhook(
     key: PreferenceKey,
     webhookUrl: string,
+    signatureSchemes?: string,
   ): Promise<{ response: UpsertPreferenceResponseDto; previousUrl: string | null }> {
-    return shortTransaction(this.dataSource, async (manager) => {
+    const { preference, revealed, previousUrl } = await shortTransaction(this.dataSource, async (manager) => {
       const preferences = this.preferences.in(manager);
       const existing = await preferences.findOrCreateDisabled(key, webhookUrl);
-      const previousUrl = existing.webhookUrl;
-      const revealed = await this.secrets.ensureSecret(existing.id, manager);
-      const preference = await preferences.update(existing, { enabled: true, webhookUrl });
-      return { response: revealed ? { ...toDto(preference, true), webhookSecret: revealed } : toDto(preference, true), previousUrl };
+      const secret = await this.secrets.ensureSecret(existing.id, manager);
+      // Like the secret, the key pair exists before the webhook is enabled with a scheme that needs it.
+      if (schemesOf(signatureSchemes ?? existing.signatureSchemes).includes(SignatureScheme.ED25519))
+        await this.secrets.ensureSigningKey(existing.id, manager);
+      const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes });
+      return { preference: updated, revealed: secret, previousUrl: existing.webhookUrl };
     });
+    const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
+    return { response: revealed ? { ...dto, webhookSecret: revealed } : dto, previousUrl };
+  }
+
+  /**
+   * Replaces the Ed25519 key pair of the type's configured webhook (enabled or not), or gives it its first, and answers
+   * the preference with its new public key. The next attempt, pending retries included, is signed with the new private
+   * key; with an overlap, the old one also signs (`v1a` twice) for that many hours.
+   */
+  async rotateSigningKey(userId: number, type: EventType, overlapHours = 0): Promise<PreferenceDto> {
+    const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
+    if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
+    await this.secrets.rotateSigningKey(preference.id, overlapHours * HOUR_MS);
+    const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
+    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id));
   }
 
   private announceUrlChange(key: PreferenceKey, previousUrl: string | null, webhookUrl: string | null | undefined): void {
@@ -125,7 +154,8 @@ export class PreferencesService {
     if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
     const rotated = await this.secrets.rotateSecret(preference.id, overlapHours * HOUR_MS);
     const previousSecretValidUntil = rotated.previousUntil === null ? null : new Date(rotated.previousUntil).toISOString();
-    return { ...toDto(preference, true), webhookSecret: rotated.secret, previousSecretValidUntil };
+    const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
+    return { ...dto, webhookSecret: rotated.secret, previousSecretValidUntil };
   }
 
   /**
@@ -151,13 +181,15 @@ export class PreferencesService {
   async list(userId: number): Promise<PreferenceDto[]> {
     const preferences = await this.preferences.listForUser(userId);
     const withSecret = await this.secretsOf(preferences);
-    return preferences.map((preference) => toDto(preference, withSecret.has(preference.id)));
+    const keys = await this.publicKeysOf(preferences);
+    return preferences.map((preference) => toDto(preference, withSecret.has(preference.id), keys.get(preference.id)));
   }
 
   /** Defaults merged with the user's explicit preferences: one row per event type and allowed channel. */
   async effective(userId: number): Promise<EffectivePreferenceDto[]> {
     const preferences = await this.preferences.listForUser(userId);
     const withSecret = await this.secretsOf(preferences);
+    const keys = await this.publicKeysOf(preferences);
     const explicit = new Map(preferences.map((p) => [`${p.type}/${p.channel}`, p]));
     return EVENT_CATALOG.flatMap(({ type, group, channels, defaultChannels }) =>
       channels.map((channel): EffectivePreferenceDto => {
@@ -170,10 +202,13 @@ export class PreferencesService {
           source: preference ? PreferenceSource.USER : PreferenceSource.DEFAULT,
         };
         if (channel !== WEBHOOK) return row;
-        return withDisabledReason(
-          { ...row, webhookUrl: preference?.webhookUrl ?? null, hasWebhookSecret: !!preference && withSecret.has(preference.id) },
-          preference,
-        );
+        const webhook = {
+          ...row,
+          webhookUrl: preference?.webhookUrl ?? null,
+          hasWebhookSecret: !!preference && withSecret.has(preference.id),
+          ...signingOf(preference, preference && keys.get(preference.id)),
+        };
+        return withDisabledReason(webhook, preference);
       }),
     );
   }
@@ -197,15 +232,13 @@ export class PreferencesService {
       (p) => p.webhookUrl && wanted.has(webhookKey(p.userId, p.type)),
     );
     const secrets = this.secrets.openForSigning(enabled.flatMap((p) => (p.secret ? [p.secret] : [])));
+    const ed25519 = enabled.filter((p) => p.signingKey && schemesOf(p.signatureSchemes).includes(SignatureScheme.ED25519));
+    const keys = this.secrets.openSigningKeys(ed25519.map((p) => p.signingKey!));
     return new Map(
-      enabled.map((p) => {
-        const signing = secrets.get(p.id);
-        const target: WebhookTarget =
-          signing && !(signing instanceof Error)
-            ? { url: p.webhookUrl!, secret: signing.secret, previousSecret: signing.previous }
-            : { url: p.webhookUrl!, secret: null, unusableSecret: signing?.message ?? NO_SIGNING_SECRET };
-        return [webhookKey(p.userId, p.type), target];
-      }),
+      enabled.map((p) => [
+        webhookKey(p.userId, p.type),
+        targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
+      ]),
     );
   }
 
@@ -213,8 +246,18 @@ export class PreferencesService {
   async configuredWebhook(userId: number, type: EventType): Promise<WebhookTarget | null> {
     const preference = await this.preferences.findOne({ userId, type, channel: WEBHOOK });
     if (!preference?.webhookUrl) return null;
+    const schemes = schemesOf(preference.signatureSchemes);
     const secrets = await this.secrets.secretForSigning(preference.id);
-    return { url: preference.webhookUrl, secret: secrets?.secret ?? null, previousSecret: secrets?.previous ?? null };
+    const keys = schemes.includes(SignatureScheme.ED25519) ? await this.secrets.signingKeysFor(preference.id) : [];
+    return targetOf(preference.webhookUrl, schemes, secrets ?? undefined, keys);
+  }
+
+  private async publicKeyOf(preferenceId: number): Promise<PublicSigningKeys | undefined> {
+    return (await this.secrets.publicSigningKeys([preferenceId])).get(preferenceId);
+  }
+
+  private publicKeysOf(preferences: readonly NotificationPreference[]): Promise<Map<number, PublicSigningKeys>> {
+    return this.secrets.publicSigningKeys(preferences.filter((p) => p.channel === WEBHOOK).map((p) => p.id));
   }
 
   private secretsOf(preferences: readonly NotificationPreference[]): Promise<Set<number>> {
@@ -240,7 +283,48 @@ export class PreferencesService {
   }
 }
 
-function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): PreferenceDto {
+/** The schemes asked for, as stored; refused on channels other than WEBHOOK. */
+function acceptedSchemes({ channel, signatureSchemes }: UpsertPreferenceDto): string | undefined {
+  if (signatureSchemes == null) return undefined;
+  if (channel !== WEBHOOK) throw InvalidFieldsException.of('signatureSchemes', `is only accepted with channel ${WEBHOOK}`);
+  return storedSchemes(signatureSchemes);
+}
+
+/**
+ * How to sign a webhook now. A scheme it cannot sign with (no secret, no key pair, or one that does not decrypt) makes
+ * it unusable: its attempts fail without a request, never go out unsigned or signed with fewer schemes than chosen.
+ */
+function targetOf(
+  url: string,
+  schemes: readonly SignatureScheme[],
+  secrets: SigningSecrets | Error | undefined,
+  keys: KeyObject[] | Error | undefined,
+): WebhookTarget {
+  if (!secrets || secrets instanceof Error) return { url, secret: null, unusableSecret: secrets?.message ?? NO_SIGNING_SECRET };
+  if (!schemes.includes(SignatureScheme.ED25519)) return { url, secret: secrets.secret, previousSecret: secrets.previous };
+  if (!keys || keys instanceof Error || keys.length === 0)
+    return { url, secret: null, unusableSecret: keys instanceof Error ? keys.message : NO_SIGNING_KEY };
+  return { url, secret: { schemes, secret: secrets.secret, previousSecret: secrets.previous, signingKeys: keys } };
+}
+
+/** The signing fields of a WEBHOOK row: its schemes, and its public key(s) when it has a key pair. */
+function signingOf(preference: NotificationPreference | undefined, keys: PublicSigningKeys | undefined) {
+  const signing: Pick<
+    PreferenceDto,
+    'signatureSchemes' | 'signingPublicKey' | 'previousSigningPublicKey' | 'previousSigningPublicKeyValidUntil'
+  > = {
+    signatureSchemes: schemesOf(preference?.signatureSchemes),
+  };
+  if (!keys) return signing;
+  signing.signingPublicKey = keys.publicKey;
+  if (keys.previousPublicKey !== null && keys.previousUntil !== null) {
+    signing.previousSigningPublicKey = keys.previousPublicKey;
+    signing.previousSigningPublicKeyValidUntil = new Date(keys.previousUntil).toISOString();
+  }
+  return signing;
+}
+
+function toDto(preference: NotificationPreference, hasWebhookSecret: boolean, keys?: PublicSigningKeys): PreferenceDto {
   const base = {
     type: preference.type,
     channel: preference.channel,
@@ -248,7 +332,7 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean): P
     updatedAt: new Date(preference.updatedAt).toISOString(),
   };
   if (preference.channel !== WEBHOOK) return base;
-  return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret }, preference);
+  return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret, ...signingOf(preference, keys) }, preference);
 }
 
 // `disabledReasonCode` and `disabledReason` appear only while auto-disable, their one writer, has turned the webhook off.

@@ -6,6 +6,8 @@ import type { NotificationsModuleOptions } from '../notifications-options.interf
 import { SecretCipher } from './secret-cipher';
 import { SecretsReencryption } from './secrets-reencryption.service';
 import { SecretsService } from './secrets.service';
+import { WebhookSigningKey } from './webhook-signing-key.entity';
+import { WebhookSigningKeyRepository } from './webhook-signing-key.repository';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 import { WebhookSigningSecretRepository } from './webhook-signing-secret.repository';
 
@@ -13,9 +15,10 @@ import { WebhookSigningSecretRepository } from './webhook-signing-secret.reposit
 export const HOST_FACING_REENCRYPTION = Symbol('SecretsReencryption for hosts');
 
 @Module({
-  imports: [TypeOrmModule.forFeature([WebhookSigningSecret]), ClockModule],
+  imports: [TypeOrmModule.forFeature([WebhookSigningSecret, WebhookSigningKey]), ClockModule],
   providers: [
     WebhookSigningSecretRepository,
+    WebhookSigningKeyRepository,
     SecretsService,
     SecretsReencryption,
     {

@@ -37,6 +37,10 @@ export function settingsClient(baseUrl: string, token: string) {
       rotateSecret: (body: BodyOf<'/api/v1/settings/notifications/webhook/rotate-secret', 'post'>) =>
         call('post', '/api/v1/settings/notifications/webhook/rotate-secret', { body }),
     },
+    '/api/v1/settings/notifications/webhook/rotate-signing-key': {
+      rotateSigningKey: (body: BodyOf<'/api/v1/settings/notifications/webhook/rotate-signing-key', 'post'>) =>
+        call('post', '/api/v1/settings/notifications/webhook/rotate-signing-key', { body }),
+    },
     '/api/v1/settings/notifications/webhook/test': {
       sendTest: (body: BodyOf<'/api/v1/settings/notifications/webhook/test', 'post'>) =>
         call('post', '/api/v1/settings/notifications/webhook/test', { body }),

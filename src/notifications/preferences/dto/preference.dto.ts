@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
 import { EventGroup, EventType, NotificationChannel } from '../../catalog/event-catalog';
+import { SignatureScheme } from '../../secrets/signature-scheme';
 
 /** Why the service turned a webhook off: a stable code a screen can translate (`disabledReason` is the English text). */
 export enum WebhookDisabledReasonCode {
@@ -20,6 +21,34 @@ const DISABLED_REASON_DOC = {
   description: 'Present with `disabledReasonCode`: the same in English, with the figures (failures, when).',
 } as const;
 
+const SIGNATURE_SCHEMES_DOC = {
+  enum: SignatureScheme,
+  enumName: 'SignatureScheme',
+  isArray: true,
+  example: ['hmac', 'ed25519'],
+  description:
+    'WEBHOOK rows only: which schemes sign its deliveries. `hmac` (the default): `X-Service-Signature` and the Standard ' +
+    'Webhooks `v1,` signature, with the signing secret. `ed25519`: the Standard Webhooks `v1a,` signature, with the ' +
+    "webhook's private key, verified with `signingPublicKey`. Both: every signature is sent.",
+} as const;
+const SIGNING_PUBLIC_KEY_DOC = {
+  example: 'whpk_FLCTO+FlSFv2PDkGs2Ma3XnowfB7Mx4Sb4X3elqWa1c=',
+  description:
+    'WEBHOOK rows with a key pair (made when `ed25519` is first chosen): the Ed25519 public key in the Standard Webhooks ' +
+    'format, `whpk_` and the raw 32-byte key in base64. Receivers verify `v1a` signatures with it alone; it is not a secret. ' +
+    'The private key is never returned.',
+} as const;
+const PREVIOUS_PUBLIC_KEY_DOC = {
+  description:
+    "Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to " +
+    'the new one until `previousSigningPublicKeyValidUntil`.',
+} as const;
+const PREVIOUS_PUBLIC_KEY_UNTIL_DOC = {
+  type: String,
+  format: 'date-time',
+  description: 'Present with `previousSigningPublicKey`: until when the previous key pair also signs.',
+} as const;
+
 export class PreferenceDto {
   @ApiProperty({ enum: EventType, enumName: 'EventType' })
   type: EventType;
@@ -35,6 +64,18 @@ export class PreferenceDto {
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed.' })
   hasWebhookSecret?: boolean;
+
+  @ApiPropertyOptional(SIGNATURE_SCHEMES_DOC)
+  signatureSchemes?: SignatureScheme[];
+
+  @ApiPropertyOptional(SIGNING_PUBLIC_KEY_DOC)
+  signingPublicKey?: string;
+
+  @ApiPropertyOptional(PREVIOUS_PUBLIC_KEY_DOC)
+  previousSigningPublicKey?: string;
+
+  @ApiPropertyOptional(PREVIOUS_PUBLIC_KEY_UNTIL_DOC)
+  previousSigningPublicKeyValidUntil?: string;
 
   @ApiPropertyOptional(DISABLED_REASON_CODE_DOC)
   disabledReasonCode?: WebhookDisabledReasonCode;
@@ -102,6 +143,18 @@ export class EffectivePreferenceDto {
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only.' })
   hasWebhookSecret?: boolean;
+
+  @ApiPropertyOptional(SIGNATURE_SCHEMES_DOC)
+  signatureSchemes?: SignatureScheme[];
+
+  @ApiPropertyOptional(SIGNING_PUBLIC_KEY_DOC)
+  signingPublicKey?: string;
+
+  @ApiPropertyOptional(PREVIOUS_PUBLIC_KEY_DOC)
+  previousSigningPublicKey?: string;
+
+  @ApiPropertyOptional(PREVIOUS_PUBLIC_KEY_UNTIL_DOC)
+  previousSigningPublicKeyValidUntil?: string;
 
   @ApiPropertyOptional(DISABLED_REASON_CODE_DOC)
   disabledReasonCode?: WebhookDisabledReasonCode;

@@ -27,3 +27,25 @@ export class RotateSecretDto {
   @Max(MAX_OVERLAP_HOURS, { message: `must be at most ${MAX_OVERLAP_HOURS}` })
   overlapHours?: number;
 }
+
+export class RotateSigningKeyDto {
+  @ApiProperty({ enum: WEBHOOK_EVENT_TYPES, enumName: 'WebhookEventType', example: EventType.RATE_SPIKE })
+  @IsIn(WEBHOOK_EVENT_TYPES, { message: WEBHOOK_EVENT_TYPE_MESSAGE })
+  type: EventType;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: MAX_OVERLAP_HOURS,
+    example: 24,
+    description:
+      'Hours during which the key pair being replaced still signs: `webhook-signature` carries a `v1a` signature of each ' +
+      'key, so a receiver still holding the old public key verifies until it has the new one. 0 (the default): the old ' +
+      'pair stops at once.',
+  })
+  @IsOptional()
+  @IsInt({ message: 'must be an integer' })
+  @Min(0, { message: 'must be at least 0' })
+  @Max(MAX_OVERLAP_HOURS, { message: `must be at most ${MAX_OVERLAP_HOURS}` })
+  overlapHours?: number;
+}

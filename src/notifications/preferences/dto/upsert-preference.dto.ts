@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
-import { IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, ArrayUnique, IsArray, IsBoolean, IsEnum, IsOptional, IsString, MaxLength } from 'class-validator';
 import { EventType, NotificationChannel } from '../../catalog/event-catalog';
+import { SIGNATURE_SCHEMES, SignatureScheme } from '../../secrets/signature-scheme';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../url-policy/webhook-url-policy';
 
 export class UpsertPreferenceDto {
@@ -30,4 +31,26 @@ export class UpsertPreferenceDto {
   @IsString({ message: 'must be a string' })
   @MaxLength(MAX_WEBHOOK_URL_LENGTH, { message: `must be at most ${MAX_WEBHOOK_URL_LENGTH} characters` })
   webhookUrl?: string | null;
+
+  @ApiPropertyOptional({
+    enum: SignatureScheme,
+    enumName: 'SignatureScheme',
+    isArray: true,
+    minItems: 1,
+    maxItems: SIGNATURE_SCHEMES.length,
+    uniqueItems: true,
+    example: ['hmac', 'ed25519'],
+    description:
+      'WEBHOOK only: which schemes sign its deliveries, one or both. `hmac`: `X-Service-Signature` and Standard Webhooks ' +
+      '`v1,` with the signing secret. `ed25519`: Standard Webhooks `v1a,` with a key pair the service makes the first ' +
+      'time it is chosen; its public key is answered in `signingPublicKey`. When omitted, the stored choice is kept ' +
+      '(`["hmac"]` for a new webhook).',
+  })
+  @IsOptional()
+  @IsArray({ message: 'must be an array of signature schemes' })
+  @ArrayNotEmpty({ message: 'must name at least one signature scheme' })
+  @ArrayMaxSize(SIGNATURE_SCHEMES.length, { message: `must have at most ${SIGNATURE_SCHEMES.length} items` })
+  @ArrayUnique({ message: 'must not repeat a signature scheme' })
+  @IsEnum(SignatureScheme, { each: true, message: `each item must be one of ${SIGNATURE_SCHEMES.join(', ')}` })
+  signatureSchemes?: SignatureScheme[];
 }

@@ -57,6 +57,46 @@ export function verifyStandardWebhook(secret: string, headers: Headers, rawBody:
   }
 }
 
+function base64ToBytes(base64: string): Uint8Array {
+  return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0));
+}
+
+/**
+ * Standard Webhooks' asymmetric scheme with Web Crypto and the public key alone (`WEBHOOK_PUBLIC_KEY`, the `whpk_…`
+ * the settings API shows): one `v1a,<base64>` of `webhook-signature` (space-separated; `v1,` HMAC entries are skipped)
+ * is an Ed25519 signature of `<webhook-id>.<webhook-timestamp>.<raw body>`, and the timestamp is within the tolerance.
+ */
+export async function verifyEd25519(
+  publicKey: string,
+  headers: Headers,
+  rawBody: Uint8Array,
+  nowSeconds: number,
+  toleranceSeconds: number,
+): Promise<boolean> {
+  const id = headers.get('webhook-id');
+  const timestamp = headers.get('webhook-timestamp');
+  const signatures = headers.get('webhook-signature');
+  if (!id || !timestamp || !/^\d{1,12}$/.test(timestamp) || !signatures) return false;
+  if (Math.abs(nowSeconds - Number(timestamp)) > toleranceSeconds) return false;
+  const key = await crypto.subtle.importKey('raw', base64ToBytes(publicKey.replace(/^whpk_/, '')), { name: 'Ed25519' }, false, ['verify']);
+  const prefix = new TextEncoder().encode(`${id}.${timestamp}.`);
+  const signed = new Uint8Array(prefix.length + rawBody.length);
+  signed.set(prefix);
+  signed.set(rawBody, prefix.length);
+  for (const entry of signatures.split(' ')) {
+    const [version, encoded] = entry.split(',', 2);
+    if (version !== 'v1a' || !encoded) continue;
+    let signature: Uint8Array;
+    try {
+      signature = base64ToBytes(encoded);
+    } catch {
+      continue; // not base64
+    }
+    if (signature.length === 64 && (await crypto.subtle.verify('Ed25519', key, signature, signed))) return true;
+  }
+  return false;
+}
+
 /** The body as a JSON object, or undefined for anything else (empty, invalid JSON, an array, a string, null, …). */
 function parseJsonObject(rawBody: Uint8Array): Record<string, unknown> | undefined {
   try {
@@ -75,19 +115,24 @@ const answer = (status: number, text: string, log: object) => {
 export async function POST(request: Request): Promise<Response> {
   const rawBody = new Uint8Array(await request.arrayBuffer());
   const secret = process.env.WEBHOOK_SECRET ?? '';
-  // WEBHOOK_SCHEME=standard-webhooks checks webhook-signature; the default (x-service) checks X-Service-Signature.
-  const standard = process.env.WEBHOOK_SCHEME === 'standard-webhooks';
-  const eventId = request.headers.get(standard ? 'webhook-id' : 'x-service-event-id') ?? '';
-  const verified = standard
-    ? verifyStandardWebhook(secret, request.headers, rawBody)
-    : await verifySignature(
-        secret,
-        request.headers.get('x-service-timestamp'),
-        request.headers.get('x-service-signature'),
-        rawBody,
-        Math.floor(Date.now() / 1000),
-        TOLERANCE_SECONDS,
-      );
+  // WEBHOOK_SCHEME=standard-webhooks checks webhook-signature's v1 (HMAC), ed25519 its v1a with WEBHOOK_PUBLIC_KEY
+  // alone; the default (x-service) checks X-Service-Signature.
+  const scheme = process.env.WEBHOOK_SCHEME ?? 'x-service';
+  const eventId = request.headers.get(scheme === 'x-service' ? 'x-service-event-id' : 'webhook-id') ?? '';
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  const verified =
+    scheme === 'ed25519'
+      ? await verifyEd25519(process.env.WEBHOOK_PUBLIC_KEY ?? '', request.headers, rawBody, nowSeconds, TOLERANCE_SECONDS)
+      : scheme === 'standard-webhooks'
+        ? verifyStandardWebhook(secret, request.headers, rawBody)
+        : await verifySignature(
+            secret,
+            request.headers.get('x-service-timestamp'),
+            request.headers.get('x-service-signature'),
+            rawBody,
+            nowSeconds,
+            TOLERANCE_SECONDS,
+          );
   if (!verified) return answer(400, 'bad signature', { outcome: 'rejected', eventId });
   // Parse only what verified; 400 (not 500) to a body that is not a JSON object: retrying will not fix it.
   const event = parseJsonObject(rawBody);
