@@ -41,7 +41,7 @@ export async function recovery(context: BenchContext): Promise<RecoveryResult> {
       return RECOVERED;
     },
     async start(base) {
-          const startedAt = wallMs();
+      const startedAt = wallMs();
       const since = new Date(Date.now() - 3_600_000).toISOString();
       const answers = await Promise.all(
         users.map(async (userId) => {
