@@ -114,12 +114,13 @@ export class PreferencesService {
     const { preference, revealed, previousUrl } = await shortTransaction(this.dataSource, async (manager) => {
       const preferences = this.preferences.in(manager);
       const existing = await preferences.findOrCreateDisabled(key, webhookUrl);
+      const previousUrl = existing.webhookUrl; // before the update, which writes the new one into `existing`
       const secret = await this.secrets.ensureSecret(existing.id, manager);
       // Like the secret, the key pair exists before the webhook is enabled with a scheme that needs it.
       if (schemesOf(signatureSchemes ?? existing.signatureSchemes).includes(SignatureScheme.ED25519))
         await this.secrets.ensureSigningKey(existing.id, manager);
       const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes });
-      return { preference: updated, revealed: secret, previousUrl: existing.webhookUrl };
+      return { preference: updated, revealed: secret, previousUrl };
     });
     const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
     return { response: revealed ? { ...dto, webhookSecret: revealed } : dto, previousUrl };
