@@ -16,7 +16,7 @@ const template = JSON.parse(readFileSync(join(REPOSITORY_ROOT, LIBRARY_TEMPLATE)
 /** The standalone service's own packages: its logging and health checks. No host needs them. */
 const STANDALONE_ONLY = ['nestjs-pino', 'pino', 'pino-http', '@nestjs/terminus'];
 /** What the library's code (NotificationsModule, the testing kit) imports, beyond the framework. */
-const LIBRARY_OWN = ['@nestjs/jwt', '@nestjs/throttler', 'ipaddr.js', 'prom-client', 'undici'];
+const LIBRARY_OWN = ['@nestjs/jwt', '@nestjs/throttler', 'ajv', 'ipaddr.js', 'prom-client', 'undici'];
 
 describe('the two manifests: the service (package.json) and the library (generated from src/library.package.json)', () => {
   const library = repositoryLibraryManifest();

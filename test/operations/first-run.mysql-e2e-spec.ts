@@ -148,6 +148,7 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration PartitionOwnership1765000000000',
       'Applied migration AddInstanceAnsweredAt1765100000000',
       'Applied migration AddDeliveryLogFilterIndexes1765200000000',
+      'Applied migration AddEd25519SigningKeys1765300000000',
       'Applied migration CreateEventSchemas1765400000000',
       'Applied migration CreateEndpointCircuits1765500000000',
     ]);

@@ -11,6 +11,8 @@ interface Opening {
   readonly until: number;
   /** When the opener's write of it applied (global time), if it did. */
   keptAt: number | null;
+  /** Its place among the store's calls (two may apply in the same millisecond). */
+  keptSeq: number;
   /** The opener's write of it failed (a database error): the next owner may not know. */
   keepFailed: boolean;
 }
@@ -21,10 +23,13 @@ interface Opening {
  */
 export class CircuitOpenings {
   private readonly openings = new Map<string, Opening>();
+  /** Per instance and partition, its latest read of the partition's kept circuits: when, and its place among the calls. */
+  private readonly reads = new Map<Instance, Map<number, { readonly at: number; readonly seq: number }>>();
+  private seq = 0;
 
   /** `by` opened (or opened again) the circuit of `endpoint` at `at` until `until` (global times). */
   opened(by: Instance, endpoint: string, at: number, until: number): void {
-    this.openings.set(endpoint, { by, at, until, keptAt: null, keepFailed: false });
+    this.openings.set(endpoint, { by, at, until, keptAt: null, keptSeq: Number.POSITIVE_INFINITY, keepFailed: false });
   }
 
   /** `by`'s write of a circuit applied (`applied`) or failed. */
@@ -32,8 +37,16 @@ export class CircuitOpenings {
     const opening = this.openings.get(`${circuit.userId} ${circuit.host}`);
     if (!opening || opening.by !== by || circuit.state?.openUntil == null) return;
     if (circuit.state.openUntil - by.clock.skewMs !== opening.until) return;
-    if (applied) opening.keptAt ??= at;
-    else opening.keepFailed = true;
+    if (!applied) opening.keepFailed = true;
+    else if (opening.keptAt === null) Object.assign(opening, { keptAt: at, keptSeq: ++this.seq });
+  }
+
+  /** `by`'s read of the circuits kept for `partitions` applied at `at`. */
+  read(by: Instance, partitions: readonly number[], at: number): void {
+    const reads = this.reads.get(by) ?? new Map<number, { at: number; seq: number }>();
+    const seq = ++this.seq;
+    for (const partition of partitions) reads.set(partition, { at, seq });
+    this.reads.set(by, reads);
   }
 
   /** The endpoint answered (any HTTP status): its circuit closes wherever it is open. */
@@ -56,14 +69,14 @@ export class CircuitOpenings {
     excused: (opener: Instance, from: number, to: number) => boolean,
   ): string | null {
     const opening = this.openings.get(endpoint);
-    const readAt = sender.circuitsReadAt.get(partition);
+    const read = this.reads.get(sender)?.get(partition);
     // The cool-down's end is the opener's clock: a sender whose clock runs ahead of it ends it that much early.
-    if (!opening || opening.by === sender || now >= opening.until - skewMs || readAt === undefined || readAt < opening.at) return null;
+    if (!opening || opening.by === sender || now >= opening.until - skewMs || read === undefined || read.at < opening.at) return null;
     const kept =
       opening.keptAt !== null
-        ? opening.keptAt <= readAt
-        : !opening.keepFailed && readAt > opening.at + KEEP_GRACE_MS && !excused(opening.by, opening.at, readAt);
+        ? opening.keptSeq < read.seq
+        : !opening.keepFailed && read.at > opening.at + KEEP_GRACE_MS && !excused(opening.by, opening.at, read.at);
     if (!kept) return null;
-    return `${opening.by.name} opened its circuit until ${opening.until} (${opening.keptAt === null ? 'never kept' : `kept at ${opening.keptAt}`}); ${sender.name} read partition ${partition}'s circuits at ${readAt}`;
+    return `${opening.by.name} opened its circuit until ${opening.until} (${opening.keptAt === null ? 'never kept' : `kept at ${opening.keptAt}`}); ${sender.name} read partition ${partition}'s circuits at ${read.at}, after that`;
   }
 }

@@ -44,6 +44,8 @@ export interface StoreWorld {
   notePurged(eventIds: readonly string[]): void;
   /** A write of `instance` keeping a circuit for the next owner applied, or failed. */
   noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void;
+  /** A read of `instance` of the circuits kept for `partitions` applied. */
+  noteCircuitsRead(instance: Instance, partitions: readonly number[]): void;
 }
 
 /** A store call that holds locks between its first statement (`begin`) and its commit: rolled back if it never applies. */
@@ -307,7 +309,7 @@ export class InstanceStore extends OutboxStore {
       circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
         return call(() =>
           leases.circuitsOf(partitions, now).then((kept) => {
-            for (const partition of partitions) instance.circuitsReadAt.set(partition, world.time.now);
+            world.noteCircuitsRead(instance, partitions);
             return kept;
           }),
         );

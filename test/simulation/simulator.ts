@@ -557,7 +557,6 @@ class World implements StoreWorld {
       claimedAt: Number.NEGATIVE_INFINITY,
       tookAt: Number.NEGATIVE_INFINITY,
       partitionLeases: new Map(),
-      circuitsReadAt: new Map(),
     } as Omit<Instance, 'engine' | 'scheduler'> as Instance;
     const store = new InstanceStore(this, instance);
     const sender = { send: (request: WebhookRequest) => this.send(instance, request), close: () => Promise.resolve() };
@@ -979,6 +978,10 @@ class World implements StoreWorld {
 
   noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void {
     this.circuits.kept(instance, circuit, this.time.now, applied);
+  }
+
+  noteCircuitsRead(instance: Instance, partitions: readonly number[]): void {
+    this.circuits.read(instance, partitions, this.time.now);
   }
 
   /** New deliveries get their track (deadline from now). */

@@ -131,8 +131,6 @@ export interface Instance {
   tookAt: number;
   /** The lease end (its own clock) of each partition it took or renewed, as the store answered: what its checks relied on. */
   readonly partitionLeases: Map<number, number>;
-  /** When (global time) its latest read of each partition's kept circuits applied (as it took the partition). */
-  readonly circuitsReadAt: Map<number, number>;
 }
 
 export interface HostTransaction {

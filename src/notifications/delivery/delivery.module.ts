@@ -19,6 +19,7 @@ import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
 import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
+import { WebhookEndpointCircuit } from './partitions/webhook-endpoint-circuit.entity';
 import { PartitionLeases } from './partitions/partition-leases';
 import { PartitionOwnership } from './partitions/partition-ownership';
 import { WebhookDeliveryInstance } from './partitions/webhook-delivery-instance.entity';
@@ -51,6 +52,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
       WebhookDeliveryAttempt,
       WebhookPartition,
       WebhookDeliveryInstance,
+      WebhookEndpointCircuit,
       WebhookIdempotencyKey,
     ]),
     ClockModule,
