@@ -185,7 +185,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /**
    * A new cycle for the user's deliveries that ended FAILED in the window (same event ids and bytes, as redeliver),
    * at most {@link RECOVER_LIMIT} per call. Lower priority than live traffic: a user's recoveries in this process become due
-   * `RECOVER_PER_SECOND` a second, each user at their own pace ({@link RecoveryPacer}), and claims give them no more than a user's
+   * `RECOVER_PER_SECOND` a second in all, at most half of it one user's ({@link RecoveryPacer}), and claims give them no more than a user's
    * share, while new events are leased at once. This process looks for due work every second until the last of them is due.
    */
   async recover(window: RecoveryWindow): Promise<{ queued: number; more: boolean }> {

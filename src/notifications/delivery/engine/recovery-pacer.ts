@@ -1,32 +1,37 @@
 import type { Lease, Placement } from './outbox-store';
 
 /**
- * Recovered deliveries of one user that become due per second in a process (all that user's recover calls together):
- * live traffic keeps the room it needs, and each user's recoveries keep a pace of their own.
+ * Recovered deliveries that become due per second in a process, all users together: live traffic keeps the room it
+ * needs. One user's recoveries take at most {@link RECOVER_PER_USER_PER_SECOND} of them, so another user's start at once
+ * beside a large one instead of behind it.
  */
 export const RECOVER_PER_SECOND = 100;
+/** A user's share of {@link RECOVER_PER_SECOND}: half, so two users recovering at once both keep their pace. */
+export const RECOVER_PER_USER_PER_SECOND = RECOVER_PER_SECOND / 2;
 /** Deliveries one recover call queues at most; a later call queues the rest (those already recovered are skipped). */
 export const RECOVER_LIMIT = 10_000;
 
-interface Slot {
-  /** The second the user's next recovered delivery falls in. */
-  at: number;
-  /** How many of the user's recovered deliveries fall in it already. */
-  used: number;
+/** One second of the schedule: how many recovered deliveries fall in it, in all and per user. */
+interface Second {
+  total: number;
+  readonly perUser: Map<number, number>;
 }
 
 /**
  * Recovery pacing: one recovery at a time in this process (it holds one connection, so live publishes keep the rest of
  * the pool; a second call of the same user sees the first one's deliveries and skips them), and where each recovered
- * delivery waits: {@link RECOVER_PER_SECOND} of a user's become due per second, from now on. Each user has a pace of
- * their own, so one user's 10,000-delivery recovery does not push another user's recovered deliveries behind it; claims
- * then give each user no more than their share.
+ * delivery waits: the earliest second from now with room in both budgets, {@link RECOVER_PER_SECOND} in all and
+ * {@link RECOVER_PER_USER_PER_SECOND} for its user. Claims then give each user no more than their share.
  */
 export class RecoveryPacer {
   /** The recovery running in this process, if any. */
   private running: Promise<void> = Promise.resolve();
-  /** Per user, where their next recovered delivery falls; users whose last slot has passed are forgotten. */
-  private readonly slots = new Map<number, Slot>();
+  /** The seconds (their start, epoch ms, on one grid) that recovered deliveries fall in, from the first still to come. */
+  private readonly seconds = new Map<number, Second>();
+  /** Where the grid of seconds starts (the first placement's `now` since the schedule was last empty). */
+  private grid: number | null = null;
+  /** Per user, the first second that may still have room for them (the ones before it are full for them). */
+  private readonly from = new Map<number, number>();
   private lastDue = 0;
 
   /**
@@ -59,24 +64,31 @@ export class RecoveryPacer {
     return this.lastDue;
   }
 
-  /** When the user's next recovered delivery becomes due: {@link RECOVER_PER_SECOND} per second, from now on. */
+  /** When the user's next recovered delivery becomes due: the earliest second from `now` with room for it in both budgets. */
   private nextSlot(userId: number, now: number): number {
-    let slot = this.slots.get(userId);
-    if (slot === undefined || slot.at < now) {
-      slot = { at: now, used: 0 };
-      this.slots.set(userId, slot);
+    // Seconds on one grid, so every call counts against the same budget: the one holding `now` is due at once.
+    this.grid ??= now;
+    const current = this.grid + Math.floor((now - this.grid) / 1000) * 1000;
+    let at = Math.max(current, this.from.get(userId) ?? current);
+    for (;;) {
+      const second = this.seconds.get(at) ?? { total: 0, perUser: new Map<number, number>() };
+      const mine = second.perUser.get(userId) ?? 0;
+      if (second.total < RECOVER_PER_SECOND && mine < RECOVER_PER_USER_PER_SECOND) {
+        second.total++;
+        second.perUser.set(userId, mine + 1);
+        this.seconds.set(at, second);
+        this.from.set(userId, at);
+        this.lastDue = Math.max(this.lastDue, at);
+        return at;
+      }
+      at += 1000;
     }
-    if (slot.used === RECOVER_PER_SECOND) {
-      slot.at += 1000;
-      slot.used = 0;
-    }
-    slot.used++;
-    this.lastDue = Math.max(this.lastDue, slot.at);
-    return slot.at;
   }
 
-  // Keeps the map to the users whose recovered deliveries are still to come due.
+  // Keeps the schedule to the seconds still to come (a second that started before `now` has passed).
   private forgetPassed(now: number): void {
-    for (const [userId, slot] of this.slots) if (slot.at < now) this.slots.delete(userId);
+    for (const at of this.seconds.keys()) if (at + 1000 <= now) this.seconds.delete(at);
+    for (const [userId, at] of this.from) if (at + 1000 <= now) this.from.delete(userId);
+    if (this.seconds.size === 0) this.grid = null;
   }
 }
