@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database/database-errors';
+import { countByKeyId, sealedWithOtherKeys } from './sealed-rows';
 import type { SealedSecret } from './secret-cipher';
 import { WebhookSigningKey } from './webhook-signing-key.entity';
 
@@ -72,26 +73,14 @@ export class WebhookSigningKeyRepository {
     return keep;
   }
 
-  /** How many key pairs each encryption key id sealed (one row per key id, so a small result). */
-  async countByKeyId(): Promise<Map<string, number>> {
-    const rows = await this.keys
-      .createQueryBuilder('k')
-      .select('k.keyId', 'keyId')
-      .addSelect('COUNT(*)', 'count')
-      .groupBy('k.keyId')
-      .getRawMany<{ keyId: string; count: string | number }>();
-    return new Map(rows.map((row) => [row.keyId, Number(row.count)]));
+  /** How many rows each encryption key id sealed. */
+  countByKeyId(): Promise<Map<string, number>> {
+    return countByKeyId(this.keys);
   }
 
-  /** Up to `limit` key pairs after `afterId` (by id) that another key than `keyId` sealed (the current or the previous private key). */
+  /** Up to `limit` rows after `afterId` that another key than `keyId` sealed. */
   sealedWithOtherKeys(keyId: string, afterId: number, limit: number): Promise<WebhookSigningKey[]> {
-    return this.keys
-      .createQueryBuilder('k')
-      .where('k.id > :afterId', { afterId })
-      .andWhere('(k.keyId <> :keyId OR k.previousKeyId <> :keyId)', { keyId })
-      .orderBy('k.id', 'ASC')
-      .limit(limit)
-      .getMany();
+    return sealedWithOtherKeys(this.keys, keyId, afterId, limit);
   }
 
   /** Stores the re-sealed private keys (null drops the previous pair) unless the row changed since it was read; false when it did. */

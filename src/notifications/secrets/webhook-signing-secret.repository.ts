@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { type EntityManager, In, Repository } from 'typeorm';
 import { isUniqueViolation } from '../common/database/database-errors';
+import { countByKeyId, sealedWithOtherKeys } from './sealed-rows';
 import type { SealedSecret } from './secret-cipher';
 import { WebhookSigningSecret } from './webhook-signing-secret.entity';
 
@@ -56,26 +57,14 @@ export class WebhookSigningSecretRepository {
     return false;
   }
 
-  /** How many secrets each key id sealed (one row per key id, so a small result). */
-  async countByKeyId(): Promise<Map<string, number>> {
-    const rows = await this.secrets
-      .createQueryBuilder('s')
-      .select('s.keyId', 'keyId')
-      .addSelect('COUNT(*)', 'count')
-      .groupBy('s.keyId')
-      .getRawMany<{ keyId: string; count: string | number }>();
-    return new Map(rows.map((row) => [row.keyId, Number(row.count)]));
+  /** How many rows each encryption key id sealed. */
+  countByKeyId(): Promise<Map<string, number>> {
+    return countByKeyId(this.secrets);
   }
 
-  /** Up to `limit` secrets after `afterId` (by id) that another key than `keyId` sealed (the secret, or its rotation's previous one). */
+  /** Up to `limit` rows after `afterId` that another key than `keyId` sealed. */
   sealedWithOtherKeys(keyId: string, afterId: number, limit: number): Promise<WebhookSigningSecret[]> {
-    return this.secrets
-      .createQueryBuilder('s')
-      .where('s.id > :afterId', { afterId })
-      .andWhere('(s.keyId <> :keyId OR s.previousKeyId <> :keyId)', { keyId })
-      .orderBy('s.id', 'ASC')
-      .limit(limit)
-      .getMany();
+    return sealedWithOtherKeys(this.secrets, keyId, afterId, limit);
   }
 
   /**
