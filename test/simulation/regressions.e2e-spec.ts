@@ -64,6 +64,16 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 90, found: 'announced-once: a record held by a pause past its lease, its commit answer lost, was never retried' },
   { seed: 117552, found: "prompt-pickup: a lease that ended while the lease timer's poll claimed was no longer watched" },
   { seed: 200189, found: 'announced-once: after a pause, a lapsed claim and its new claim were both skipped, both announced' },
+  // Found by the long run of new seeds (100001 on).
+  {
+    seed: 100152,
+    found:
+      'circuit-inherited: a new owner kept its own stale state of an endpoint (an attempt in flight as it lost it), not the newer kept one',
+  },
+  {
+    seed: 100119,
+    found: 'circuit-inherited (the invariant): a request checked before a pause counted the partition lease taken as it woke',
+  },
 ];
 
 /**
@@ -83,7 +93,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
   'cap-raised': 1,
-  'probes-unguarded': 6,
+  'probes-unguarded': 8,
   'answered-probes-fail': 1,
   'partitions-unfenced': 1,
   'polls-find-nothing': 4,

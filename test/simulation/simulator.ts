@@ -739,14 +739,25 @@ class World implements StoreWorld {
     }
     // A pause between the engine's last look at the lease and the request: the request leaves when the process runs again.
     if (this.random.chance(this.faults.pauseAtSend)) this.pause(instance);
-    return new Promise<AttemptResult>((resolve) => instance.clock.whenAwake(() => this.request(instance, claim, request, resolve)));
+    // The partition's lease as the engine last looked at it: a take answered while the process was paused (its answer runs
+    // first when the process wakes) does not cover a request checked before the pause.
+    const partitionLeaseAtCheck = instance.partitionLeases.get(partitionOf(claim.userId)) ?? Number.NEGATIVE_INFINITY;
+    return new Promise<AttemptResult>((resolve) =>
+      instance.clock.whenAwake(() => this.request(instance, claim, request, partitionLeaseAtCheck, resolve)),
+    );
   }
 
-  private request(instance: Instance, claim: ClaimedDelivery, request: WebhookRequest, resolve: (result: AttemptResult) => void): void {
+  private request(
+    instance: Instance,
+    claim: ClaimedDelivery,
+    request: WebhookRequest,
+    partitionLeaseAtCheck: number,
+    resolve: (result: AttemptResult) => void,
+  ): void {
     const attempt = claim.attemptCount + 1;
     const host = new URL(request.url).host;
     const endpoint = endpointKeyOf(claim.userId, request.url);
-    const record = this.checkSend(instance, claim, attempt, endpoint);
+    const record = this.checkSend(instance, claim, attempt, endpoint, partitionLeaseAtCheck);
     const egressDown = this.egress.isDown(instance, this.time.now);
     const mode = this.modes.get(host) ?? 'up';
     const result = egressDown ? networkUnreachable(this.random.int(1, 30)) : this.answer(mode);
@@ -819,7 +830,13 @@ class World implements StoreWorld {
   }
 
   /** The checks made as a request goes out; returns its record. */
-  private checkSend(instance: Instance, claim: ClaimedDelivery, attempt: number, endpoint: string): SendRecord {
+  private checkSend(
+    instance: Instance,
+    claim: ClaimedDelivery,
+    attempt: number,
+    endpoint: string,
+    partitionLeaseAtCheck: number,
+  ): SendRecord {
     const now = this.time.now;
     const event = this.events.get(claim.eventId);
     const what = `${claim.eventId} (delivery ${claim.id}) attempt ${attempt} by ${instance.name}`;
@@ -882,7 +899,7 @@ class World implements StoreWorld {
     const partition = partitionOf(claim.userId);
     // Sent after the lease of its partition could cover it (the process paused between its check and the request): its
     // partition may have a new owner, whose requests go alongside; the owner's invariants excuse that request, only that.
-    const partitionLeaseUntil = (instance.partitionLeases.get(partition) ?? Number.NEGATIVE_INFINITY) - instance.clock.skewMs;
+    const partitionLeaseUntil = partitionLeaseAtCheck - instance.clock.skewMs;
     const lateForOwner = late || this.pausedPast(instance, now, partitionLeaseUntil);
     const perEndpoint = (instance.inFlight.get(endpoint) ?? 0) + 1;
     const inFlight = this.inFlightByEndpoint.get(endpoint) ?? [];

@@ -28,6 +28,8 @@ export class CircuitBreaker {
   private coolDownMs = 0;
   /** When the last unreachable outcome was counted. */
   private lastFailureAt = 0;
+  /** When the last answer was counted (it closed the circuit). */
+  private lastAnswerAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly settings: CircuitBreakerSettings,
@@ -35,6 +37,11 @@ export class CircuitBreaker {
   ) {
     if (kept)
       ({ failures: this.failures, openUntil: this.openUntil, coolDownMs: this.coolDownMs, lastFailureAt: this.lastFailureAt } = kept);
+  }
+
+  /** Whether it counted an answer at or after `time`: then it knows the endpoint answers, whatever failed before. */
+  answeredSince(time: number): boolean {
+    return this.lastAnswerAt >= time;
   }
 
   /** What this circuit remembers, to be kept for the next owner of its user's partition. */
@@ -93,6 +100,7 @@ export class CircuitBreaker {
   /** Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. */
   record(outcome: AttemptOutcome, now: number): boolean {
     if (!UNREACHABLE.has(outcome)) {
+      this.lastAnswerAt = Math.max(this.lastAnswerAt, now);
       this.failures = 0;
       this.openUntil = null;
       this.coolDownMs = 0;

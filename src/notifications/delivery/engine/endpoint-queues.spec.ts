@@ -199,6 +199,7 @@ describe('EndpointQueues', () => {
         { userId: 2, host: 'stale.example', state: { ...state, openUntil: T - 1_000_000 }, forgetAfter: T - 1 },
         { userId: 3, host: 'failing.example', state: { ...state, openUntil: null, failures: 2 }, forgetAfter: T + 1_000_000 },
       ],
+      new Set([1, 2, 3]),
       T,
     );
     expect(reopening).toBe(T + 10_000);
@@ -211,6 +212,32 @@ describe('EndpointQueues', () => {
     queues.push(failing);
     expect(startAll(queues, T + 10_000)).toEqual([failing]);
     expect(queues.finished(failing, 'timeout', T + 10_000)).not.toBeNull(); // its third failure in a row opens it
+  });
+
+  it('takes what the previous owner kept over what it remembers of a partition taken back: open or closed', () => {
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 30_000 } });
+    // This instance opened user 1's circuit; attempts to user 2 and 3 are in flight as it loses their partitions.
+    queues.push(attempt(1, 'dead.example'));
+    const [opening] = startAll(queues);
+    expect(queues.finished(opening, 'timeout', T)).not.toBeNull();
+    for (const userId of [2, 3]) queues.push(attempt(userId, 'up.example'));
+    const inFlight = startAll(queues);
+    // Another instance owned them meanwhile: it got an answer from user 1's endpoint (closed: no row kept) and opened user
+    // 2's; it never saw user 3's endpoint fail, nor user 4's, whose partition this instance does not take.
+    const open = { failures: 5, openUntil: T + 60_000, coolDownMs: 60_000, lastFailureAt: T };
+    queues.inherit(
+      [
+        { userId: 2, host: 'up.example', state: open, forgetAfter: T + 1_000_000 },
+        { userId: 4, host: 'other.example', state: open, forgetAfter: T + 1_000_000 },
+      ],
+      new Set([1, 2, 3]),
+      T + 1_000,
+    );
+    expect(queues.admission(attempt(1, 'dead.example').endpoint, T + 1_000)).toBe('hold'); // closed, as its last owner left it
+    expect(queues.admission(attempt(2, 'up.example').endpoint, T + 1_000)).toMatchObject({ parkUntil: T + 60_000 });
+    expect(queues.admission(attempt(3, 'up.example').endpoint, T + 1_000)).toBe('hold');
+    for (const a of inFlight) queues.finished(a, 'success', T + 1_000);
+    expect(queues.inFlight).toBe(0);
   });
 
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {

@@ -1,6 +1,7 @@
 import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
 import type { KeptCircuit } from '../partitions/kept-circuit';
+import { partitionOf } from '../partitions/partitions';
 import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
 
 /**
@@ -69,7 +70,8 @@ class Endpoint<T> {
   constructor(
     readonly key: EndpointKey,
     readonly userId: number,
-    readonly breaker: CircuitBreaker,
+    /** Replaced only by {@link EndpointQueues.inherit}: what the partition's last owner kept is newer. */
+    public breaker: CircuitBreaker,
   ) {}
 
   get held(): number {
@@ -170,23 +172,39 @@ export class EndpointQueues<T extends QueuedAttempt> {
   }
 
   /**
-   * Circuits kept by the previous owners of partitions this instance just took: an endpoint it does not know yet starts
-   * from its kept state (open until its time, then one probe; failures in a row still counted). Answers the earliest
-   * time one of them lets a probe through, or null.
+   * Circuits kept for `partitions`, just taken (the writes of this instance's own before the read): what their last
+   * owners knew. An endpoint this instance does not know starts from its kept state (open until its time, then one probe;
+   * failures in a row still counted). One it still knows (attempts in flight as it lost the partition) takes the kept
+   * state unless one of those attempts got an answer since the kept state's last failure, and is closed when none is kept (its last owner closed it, or it
+   * failed too long ago to matter). Answers the earliest time one of them lets a probe through, or null.
    */
-  inherit(circuits: readonly KeptCircuit[], now: number): number | null {
+  inherit(circuits: readonly KeptCircuit[], partitions: ReadonlySet<number>, now: number): number | null {
+    const kept = new Map<EndpointKey, KeptCircuit>();
+    for (const circuit of circuits) if (circuit.state) kept.set(endpointOn(circuit.userId, circuit.host), circuit);
+    for (const endpoint of this.endpoints.values())
+      if (partitions.has(partitionOf(endpoint.userId)) && !kept.has(endpoint.key) && !endpoint.breaker.isPristine)
+        this.replaceBreaker(endpoint, new CircuitBreaker(this.limits.circuitBreaker));
     let reopening: number | null = null;
-    for (const { userId, host, state } of circuits) {
-      const key = endpointOn(userId, host);
-      if (!state || this.endpoints.has(key)) continue;
-      const endpoint = new Endpoint<T>(key, userId, new CircuitBreaker(this.limits.circuitBreaker, state));
-      if (endpoint.breaker.isForgettable(now)) continue;
-      this.endpoints.set(key, endpoint);
-      this.idle.add(endpoint);
-      const at = endpoint.breaker.reopensAt;
+    for (const [key, { userId, state }] of kept) {
+      let breaker = new CircuitBreaker(this.limits.circuitBreaker, state!);
+      if (breaker.isForgettable(now)) breaker = new CircuitBreaker(this.limits.circuitBreaker);
+      const known = this.endpoints.get(key);
+      if (known && known.breaker.answeredSince(state!.lastFailureAt)) breaker = known.breaker;
+      else if (known) this.replaceBreaker(known, breaker);
+      else if (!breaker.isPristine) {
+        const endpoint = new Endpoint<T>(key, userId, breaker);
+        this.endpoints.set(key, endpoint);
+        this.settle(endpoint);
+      }
+      const at = breaker.reopensAt;
       if (at !== null && (reopening === null || at < reopening)) reopening = at;
     }
     return reopening;
+  }
+
+  private replaceBreaker(endpoint: Endpoint<T>, breaker: CircuitBreaker): void {
+    endpoint.breaker = breaker;
+    this.settle(endpoint);
   }
 
   /** True when the endpoint's circuit is half-open: the attempt {@link next} hands out for it is the probe, the one request it lets through. */

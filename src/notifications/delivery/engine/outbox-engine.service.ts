@@ -316,8 +316,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       inFlight: (partition) => this.runner.inFlight(partition),
       lost: (partitions) => this.handOver(partitions),
       gained: () => void this.wakeUps.wake('backlog'),
-      inherited: (circuits) => {
-        const reopening = this.queues.inherit(circuits, this.clock.now());
+      inherited: (circuits, partitions) => {
+        const reopening = this.queues.inherit(circuits, partitions, this.clock.now());
         if (reopening !== null) this.wakeUps.probeAt(reopening);
       },
     });

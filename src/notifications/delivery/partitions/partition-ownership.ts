@@ -30,8 +30,11 @@ export interface PartitionListener {
   lost(partitions: ReadonlySet<number>): void;
   /** This instance took partitions, or renewed leases too short to start an attempt on: their due deliveries are claimed now. */
   gained(): void;
-  /** The circuits their previous owners kept for the partitions just taken: heard before any of their attempts may start. */
-  inherited(circuits: readonly KeptCircuit[]): void;
+  /**
+   * The circuits kept for `partitions`, just taken: heard before any of their attempts may start. They are newer than
+   * what the engine may still remember of those partitions' endpoints (attempts in flight as it lost them).
+   */
+  inherited(circuits: readonly KeptCircuit[], partitions: ReadonlySet<number>): void;
 }
 
 interface Held {
@@ -273,7 +276,8 @@ export class PartitionOwnership {
    */
   private async inherit(partitions: readonly number[], now: number): Promise<boolean> {
     try {
-      this.listener?.inherited(await this.leases.circuitsOf(partitions, now));
+      await this.keeping; // this instance's own writes first: what it read back is then newer than what it remembers, or its own
+      this.listener?.inherited(await this.leases.circuitsOf(partitions, now), new Set(partitions));
       return true;
     } catch (error) {
       this.logger.warn(
