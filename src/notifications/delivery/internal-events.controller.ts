@@ -22,7 +22,7 @@ import { DeadlineExceededError, type LateOutcome, withDeadline } from './publish
 import { ErrorResponseDto } from '../common/api/error-response.dto';
 import { JsonBodyGuard } from '../common/api/json-body.guard';
 import { publishTimeoutMs } from './publish-deadline/publish-timeout';
-import { RetryLaterException, UNAVAILABLE_RETRY_AFTER_SECONDS } from './publish-deadline/retry-later.exception';
+import { RetryLaterException, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../common/api/retry-later.exception';
 import { createValidationPipe } from '../common/api/validation.pipe';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';

@@ -5,7 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api/api-errors';
-import { rawInputErrors } from './raw-input';
+import { rawInputErrors } from '../common/api/raw-input';
 import { rfc3339Instant } from '../common/values/rfc3339';
 import { GroupCommit } from '../common/concurrency/group-commit';
 import { isUniqueViolation } from '../common/database/database-errors';

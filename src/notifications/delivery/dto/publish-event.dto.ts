@@ -15,9 +15,9 @@ import {
 } from 'class-validator';
 import { MAX_USER_ID } from '../../auth/user-id';
 import { EventType } from '../../catalog/event-catalog';
-import { MAX_JSON_DEPTH } from './json-value';
+import { MAX_JSON_DEPTH } from '../../common/api/json-value';
 import { MaxJsonBytes } from './max-json-bytes.decorator';
-import { NestedDto, VerbatimJson } from '../raw-input';
+import { NestedDto, VerbatimJson } from '../../common/api/raw-input';
 import { IsRfc3339DateTime } from '../../common/values/rfc3339';
 
 export enum Severity {

@@ -1,4 +1,4 @@
-import type { FieldError } from '../../common/api/api-errors';
+import type { FieldError } from './api-errors';
 
 /**
  * How deeply any input field may nest objects and arrays, the field's own object or array counting as

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { plainToInstance } from 'class-transformer';
 import { IsInt, IsObject, IsOptional, IsString } from 'class-validator';
-import { MAX_JSON_DEPTH } from './dto/json-value';
+import { MAX_JSON_DEPTH } from './json-value';
 import { MAX_REPORTED_ERRORS, NestedDto, rawInputErrors, VerbatimJson } from './raw-input';
 
 class ItemDto {

@@ -1,7 +1,7 @@
 import { Transform, Type } from 'class-transformer';
 import { getMetadataStorage, ValidateNested } from 'class-validator';
-import type { FieldError } from '../common/api/api-errors';
-import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE, verbatimJsonError } from './dto/json-value';
+import type { FieldError } from './api-errors';
+import { MAX_JSON_DEPTH, nestsDeeperThan, TOO_DEEP_MESSAGE, verbatimJsonError } from './json-value';
 
 type Class = abstract new (...args: never[]) => unknown;
 
