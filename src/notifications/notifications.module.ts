@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ConfigurableNotificationsModule } from './notifications.module-definition';
-import { DeliveryEvents } from './delivery/delivery-events.service';
+import { DeliveryEvents } from './delivery/events/delivery-events.service';
 import { DeliveryModule, HOST_FACING_DELIVERY_EVENTS, HOST_FACING_PUBLISHER } from './delivery/delivery.module';
-import { WebhookPublisher } from './delivery/webhook-publisher.service';
+import { WebhookPublisher } from './delivery/publishing/webhook-publisher.service';
 import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
 import { NotificationsStartupCheck } from './notifications-startup-check.service';
 import { EndpointHealthModule } from './endpoint-health/endpoint-health.module';

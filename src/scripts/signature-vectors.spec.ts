@@ -2,8 +2,8 @@ import { createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypt
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { verifyWebhookPublicKeySignature } from '../notifications/delivery/standard-webhooks-signature';
-import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
+import { verifyWebhookPublicKeySignature } from '../notifications/delivery/wire/standard-webhooks-signature';
+import { verifyWebhookSignature } from '../notifications/delivery/wire/webhook-signature';
 import { withStagedLibrary } from './library-package';
 import {
   type Ed25519Vector,

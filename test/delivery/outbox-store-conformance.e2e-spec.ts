@@ -18,7 +18,7 @@ import type { AttemptResult } from '../../src/notifications/delivery/http/attemp
 import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { InMemoryOutboxStore, SimTransaction } from '../simulation/in-memory-outbox-store';
 import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
 

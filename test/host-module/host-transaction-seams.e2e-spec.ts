@@ -3,7 +3,7 @@ import { bootTestNotifications, type TestNotifications } from '@funding/notifica
 import { DataSource, type EntityManager } from 'typeorm';
 import { DbType } from '../../src/config/environment-variables';
 import { databaseOptions } from '../../src/database/database-options';
-import { WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { describeEachDatabase } from '../support/each-database';
 import type { TestDatabase } from '../support/test-databases';
 

@@ -2,8 +2,8 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { filter, type Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
 import { GroupCommit } from '../common/concurrency/group-commit';
-import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events.service';
-import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { type AttemptRecorded, DeliveryEvents } from '../delivery/events/delivery-events.service';
+import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
 import { EndpointHealthRecorder } from '../endpoint-health/endpoint-health-recorder.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';

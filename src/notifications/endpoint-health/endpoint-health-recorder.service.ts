@@ -3,7 +3,7 @@ import type { Subscription } from 'rxjs';
 import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { GroupCommit } from '../common/concurrency/group-commit';
-import { DeliveryEvents, type WebhookHealthChanged } from '../delivery/delivery-events.service';
+import { DeliveryEvents, type WebhookHealthChanged } from '../delivery/events/delivery-events.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesService } from '../preferences/preferences.service';

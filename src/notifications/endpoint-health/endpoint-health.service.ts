@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { NotificationChannel } from '../catalog/event-catalog';
-import { DeliveriesService } from '../delivery/deliveries.service';
-import type { WebhookHealthState } from '../delivery/delivery-events.service';
+import { DeliveriesService } from '../delivery/delivery-log/deliveries.service';
+import type { WebhookHealthState } from '../delivery/events/delivery-events.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import type { PreferenceDto } from '../preferences/dto/preference.dto';

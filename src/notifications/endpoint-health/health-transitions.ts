@@ -1,5 +1,5 @@
 import type { EventType } from '../catalog/event-catalog';
-import type { WebhookHealthChange, WebhookHealthChanged, WebhookHealthState } from '../delivery/delivery-events.service';
+import type { WebhookHealthChange, WebhookHealthChanged, WebhookHealthState } from '../delivery/events/delivery-events.service';
 import type { AttemptOutcome } from '../delivery/http/attempt-result';
 import { HEALTH_ERROR_LENGTH } from './webhook-health.entity';
 

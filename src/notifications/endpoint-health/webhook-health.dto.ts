@@ -1,6 +1,6 @@
 import { EventType } from '../catalog/event-catalog';
 import { ApiProperty, ApiPropertyOptional } from '../common/api/openapi-decorators';
-import type { WebhookHealthState } from '../delivery/delivery-events.service';
+import type { WebhookHealthState } from '../delivery/events/delivery-events.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
 import { WebhookDisabledReasonCode } from '../preferences/dto/preference.dto';
 

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
-import { DeliveryEvents } from '../delivery/delivery-events.service';
+import { DeliveryEvents } from '../delivery/events/delivery-events.service';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
 import { PARTITION_COUNT } from '../delivery/partitions/partitions';
-import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { InvalidFieldsException } from '../../common/api/api-errors';
-import { rfc3339Instant } from '../../common/values/rfc3339';
+import { InvalidFieldsException } from '../../../common/api/api-errors';
+import { rfc3339Instant } from '../../../common/values/rfc3339';
 import type { PublishEventDto } from '../dto/publish-event.dto';
 
 /** The longest `Idempotency-Key` (Stripe's bound); a key fits a UUID, a hash or a producer's own id with room to spare. */

@@ -1,5 +1,5 @@
-import { positiveInteger } from '../../common/values/positive-integer';
-import type { NotificationsModuleOptions } from '../../notifications-options.interface';
+import { positiveInteger } from '../../../common/values/positive-integer';
+import type { NotificationsModuleOptions } from '../../../notifications-options.interface';
 
 const HOUR_MS = 60 * 60 * 1000;
 

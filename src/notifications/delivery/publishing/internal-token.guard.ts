@@ -9,11 +9,11 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Clock } from '../clock/clock';
-import { BearerToken } from '../common/api/bearer-token';
-import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import type { NotificationsModuleOptions } from '../notifications-options.interface';
-import { ClockThrottlerStorage } from '../rate-limit/clock-throttler-storage';
+import { Clock } from '../../clock/clock';
+import { BearerToken } from '../../common/api/bearer-token';
+import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../../notifications-options.interface';
+import { ClockThrottlerStorage } from '../../rate-limit/clock-throttler-storage';
 
 /** Wrong internal tokens one client address may send per minute before it gets 429 (right tokens are never limited). */
 export const INTERNAL_TOKEN_FAILURES_PER_MINUTE = 20;

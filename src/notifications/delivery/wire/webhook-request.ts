@@ -1,5 +1,5 @@
-import type { WebhookRequest } from './http/webhook-sender';
-import { SignatureScheme, type WebhookSigning } from '../secrets/signature-scheme';
+import type { WebhookRequest } from '../http/webhook-sender';
+import { SignatureScheme, type WebhookSigning } from '../../secrets/signature-scheme';
 import { signStandardWebhook, signStandardWebhookEd25519 } from './standard-webhooks-signature';
 import { signWebhook } from './webhook-signature';
 

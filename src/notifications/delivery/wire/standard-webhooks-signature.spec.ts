@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
-import { SignatureScheme } from '../secrets/signature-scheme';
-import { generateSigningKeyPair, publicKeyOf, signingKeyOf } from '../secrets/signing-key';
-import { generateSigningSecret } from '../secrets/signing-secret';
+import { SignatureScheme } from '../../secrets/signature-scheme';
+import { generateSigningKeyPair, publicKeyOf, signingKeyOf } from '../../secrets/signing-key';
+import { generateSigningSecret } from '../../secrets/signing-secret';
 import { signStandardWebhook, verifyWebhookPublicKeySignature } from './standard-webhooks-signature';
 import { buildWebhookRequest } from './webhook-request';
 import { verifyWebhookSignature } from './webhook-signature';

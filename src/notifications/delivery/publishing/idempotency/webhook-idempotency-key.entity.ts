@@ -1,5 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
-import { epochMs } from '../../common/database/epoch-ms.transformer';
+import { epochMs } from '../../../common/database/epoch-ms.transformer';
 
 /**
  * A publish made with an `Idempotency-Key`: what it answered, so that a retry with the same key and the same events

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
-import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 import { DeliveryEvents } from './delivery-events.service';
-import { DeliveryStatus } from './webhook-delivery.entity';
+import { DeliveryStatus } from '../entities/webhook-delivery.entity';
 
 /**
  * One log line per delivery attempt, cancellation and busy scheduler run, from {@link DeliveryEvents}, through Nest's

@@ -1,10 +1,10 @@
-import { ApiProperty } from '../common/api/openapi-decorators';
+import { ApiProperty } from '../../common/api/openapi-decorators';
 import type { OpenAPIObject, ParameterObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { type EventType, WEBHOOK_EVENT_TYPES } from '../catalog/event-catalog';
-import { eventComponentNames, pascalCase } from '../event-schemas/event-schemas-openapi';
-import type { EventSchemas } from '../event-schemas/event-schemas';
-import { Severity } from './dto/publish-event.dto';
-import { MAX_ATTEMPTS } from './retry-policy';
+import { type EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
+import { eventComponentNames, pascalCase } from '../../event-schemas/event-schemas-openapi';
+import type { EventSchemas } from '../../event-schemas/event-schemas';
+import { Severity } from './severity';
+import { MAX_ATTEMPTS } from '../retry-policy';
 
 /** The JSON body of every delivery (spec 2.3): these exact bytes are what the signature covers. */
 export class WebhookEventBodyDto {

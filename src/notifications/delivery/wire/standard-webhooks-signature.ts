@@ -1,6 +1,6 @@
 import { createHmac, type KeyObject, sign, verify } from 'node:crypto';
-import { verificationKeyOf } from '../secrets/signing-key';
-import { standardWebhooksKey } from '../secrets/signing-secret';
+import { verificationKeyOf } from '../../secrets/signing-key';
+import { standardWebhooksKey } from '../../secrets/signing-secret';
 
 /**
  * The `webhook-signature` header of Standard Webhooks (https://www.standardwebhooks.com): `v1,<base64 HMAC-SHA256>`

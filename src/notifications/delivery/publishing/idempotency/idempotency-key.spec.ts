@@ -1,4 +1,4 @@
-import { InvalidFieldsException } from '../../common/api/api-errors';
+import { InvalidFieldsException } from '../../../common/api/api-errors';
 import type { PublishEventDto } from '../dto/publish-event.dto';
 import { contentHash, internalTokenScope, validIdempotencyKey } from './idempotency-key';
 

@@ -13,23 +13,23 @@ import {
   ApiTags,
   ApiUnauthorizedResponse,
   getSchemaPath,
-} from '../common/api/openapi-decorators';
-import { ApiErrorResponses, RETRY_AFTER_HEADER } from '../common/api/api-error-responses.decorator';
-import { ApiRoleGuard } from '../common/api/api-role.guard';
-import { ApiExceptionFilter } from '../common/api/api-exception.filter';
-import { isDatabaseUnavailable } from '../common/database/database-errors';
+} from '../../common/api/openapi-decorators';
+import { ApiErrorResponses, RETRY_AFTER_HEADER } from '../../common/api/api-error-responses.decorator';
+import { ApiRoleGuard } from '../../common/api/api-role.guard';
+import { ApiExceptionFilter } from '../../common/api/api-exception.filter';
+import { isDatabaseUnavailable } from '../../common/database/database-errors';
 import { DeadlineExceededError, type LateOutcome, withDeadline } from './publish-deadline/deadline';
-import { ErrorResponseDto } from '../common/api/error-response.dto';
-import { JsonBodyGuard } from '../common/api/json-body.guard';
+import { ErrorResponseDto } from '../../common/api/error-response.dto';
+import { JsonBodyGuard } from '../../common/api/json-body.guard';
 import { publishTimeoutMs } from './publish-deadline/publish-timeout';
-import { RetryLaterException, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../common/api/retry-later.exception';
-import { createValidationPipe } from '../common/api/validation.pipe';
-import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
-import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { RetryLaterException, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../common/api/retry-later.exception';
+import { createValidationPipe } from '../../common/api/validation.pipe';
+import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
+import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 import { PublishEventDto, PublishEventsDto, PublishResultDto } from './dto/publish-event.dto';
 import { internalTokenScope, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency/idempotency-key';
 import { InternalTokenGuard } from './internal-token.guard';
-import { MAX_TRACESTATE_LENGTH, receivedTraceContext } from './trace-context/trace-context';
+import { MAX_TRACESTATE_LENGTH, receivedTraceContext } from '../trace-context/trace-context';
 import { type PublishScope, WebhookPublisher } from './webhook-publisher.service';
 
 const validation = createValidationPipe();

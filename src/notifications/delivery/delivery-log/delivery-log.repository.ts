@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, In } from 'typeorm';
-import type { EventType } from '../catalog/event-catalog';
-import { DeliveryStatus, WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
-import { WebhookEvent } from './webhook-event.entity';
+import type { EventType } from '../../catalog/event-catalog';
+import { DeliveryStatus, WebhookDelivery } from '../entities/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from '../entities/webhook-delivery-attempt.entity';
+import { WebhookEvent } from '../entities/webhook-event.entity';
 
 /**
  * The most index entries one page of the log reads. A filter on type or on status reads its own index range and stops at

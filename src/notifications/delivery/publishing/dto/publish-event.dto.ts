@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../../common/api/openapi-decorators';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -13,18 +13,13 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { MAX_USER_ID } from '../../auth/user-id';
-import { EventType } from '../../catalog/event-catalog';
-import { MAX_JSON_DEPTH } from '../../common/api/json-value';
+import { MAX_USER_ID } from '../../../auth/user-id';
+import { EventType } from '../../../catalog/event-catalog';
+import { MAX_JSON_DEPTH } from '../../../common/api/json-value';
 import { MaxJsonBytes } from './max-json-bytes.decorator';
-import { NestedDto, VerbatimJson } from '../../common/api/raw-input';
-import { IsRfc3339DateTime } from '../../common/values/rfc3339';
-
-export enum Severity {
-  INFO = 'INFO',
-  WARNING = 'WARNING',
-  ERROR = 'ERROR',
-}
+import { NestedDto, VerbatimJson } from '../../../common/api/raw-input';
+import { IsRfc3339DateTime } from '../../../common/values/rfc3339';
+import { Severity } from '../../wire/severity';
 
 export const MAX_EVENTS_PER_REQUEST = 1000;
 

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import type { EventType } from '../catalog/event-catalog';
-import { epochMs } from '../common/database/epoch-ms.transformer';
+import type { EventType } from '../../catalog/event-catalog';
+import { epochMs } from '../../common/database/epoch-ms.transformer';
 
 export enum DeliveryStatus {
   PENDING = 'PENDING',

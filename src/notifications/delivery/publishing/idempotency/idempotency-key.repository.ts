@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager } from 'typeorm';
-import { isMySql } from '../../common/database/is-mysql';
-import { shortTransaction } from '../../common/database/short-transaction';
+import { isMySql } from '../../../common/database/is-mysql';
+import { shortTransaction } from '../../../common/database/short-transaction';
 import { WebhookIdempotencyKey } from './webhook-idempotency-key.entity';
 
 /** One producer's key. */

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
-import { epochMs } from '../common/database/epoch-ms.transformer';
-import type { AttemptOutcome } from './http/webhook-sender';
+import { epochMs } from '../../common/database/epoch-ms.transformer';
+import type { AttemptOutcome } from '../http/webhook-sender';
 
 /** One HTTP attempt of a delivery, kept for the delivery log. */
 @Entity({ name: 'webhook_delivery_attempts' })

@@ -1,12 +1,12 @@
-import { ApiProperty, ApiPropertyOptional } from '../../common/api/openapi-decorators';
+import { ApiProperty, ApiPropertyOptional } from '../../../common/api/openapi-decorators';
 import { Transform } from 'class-transformer';
 import { IsEnum, IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
-import { IsRfc3339DateTime } from '../../common/values/rfc3339';
-import { EventType, WEBHOOK_EVENT_TYPES } from '../../catalog/event-catalog';
-import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../catalog/event-type-openapi';
-import { ATTEMPT_OUTCOMES } from '../http/attempt-result';
-import { MAX_ATTEMPTS } from '../retry-policy';
-import { DeliveryStatus } from '../webhook-delivery.entity';
+import { IsRfc3339DateTime } from '../../../common/values/rfc3339';
+import { EventType, WEBHOOK_EVENT_TYPES } from '../../../catalog/event-catalog';
+import { WEBHOOK_EVENT_TYPE_MESSAGE } from '../../../catalog/event-type-openapi';
+import { ATTEMPT_OUTCOMES } from '../../http/attempt-result';
+import { MAX_ATTEMPTS } from '../../retry-policy';
+import { DeliveryStatus } from '../../entities/webhook-delivery.entity';
 
 // Opaque to clients; today the id of the last delivery of the previous page (so numeric cursors sent before stay valid).
 const CURSOR_PATTERN = /^[1-9]\d{0,14}$/;

@@ -1,6 +1,6 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { EventType } from '../catalog/event-catalog';
-import { epochMs } from '../common/database/epoch-ms.transformer';
+import type { EventType } from '../../catalog/event-catalog';
+import { epochMs } from '../../common/database/epoch-ms.transformer';
 
 /** One published event that has webhook deliveries; `body` holds the exact bytes every attempt sends. */
 @Entity({ name: 'webhook_events' })

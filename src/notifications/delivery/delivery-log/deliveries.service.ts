@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { ConflictException, Inject, Injectable, NotFoundException } from '@nestjs/common';
-import type { EventType } from '../catalog/event-catalog';
-import { Clock } from '../clock/clock';
-import { InvalidFieldsException } from '../common/api/api-errors';
-import { PreferencesService } from '../preferences/preferences.service';
+import type { EventType } from '../../catalog/event-catalog';
+import { Clock } from '../../clock/clock';
+import { InvalidFieldsException } from '../../common/api/api-errors';
+import { PreferencesService } from '../../preferences/preferences.service';
 import { DeliveryLogRepository } from './delivery-log.repository';
-import { OutboxEngine } from './engine/outbox-engine.service';
+import { OutboxEngine } from '../engine/outbox-engine.service';
 import {
   cursorAfter,
   cursorBeforeId,
@@ -17,15 +17,15 @@ import {
   type RecoverResultDto,
   type TestSendResultDto,
 } from './dto/delivery.dto';
-import { rfc3339Instant } from '../common/values/rfc3339';
-import { Severity } from './dto/publish-event.dto';
-import { DeliveryEvents } from './delivery-events.service';
-import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
-import { MAX_ATTEMPTS } from './retry-policy';
-import { WebhookSender } from './http/webhook-sender';
-import { DeliveryStatus, type WebhookDelivery } from './webhook-delivery.entity';
-import { webhookBody } from './webhook-body';
-import { buildWebhookRequest } from './webhook-request';
+import { rfc3339Instant } from '../../common/values/rfc3339';
+import { Severity } from '../wire/severity';
+import { DeliveryEvents } from '../events/delivery-events.service';
+import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
+import { MAX_ATTEMPTS } from '../retry-policy';
+import { WebhookSender } from '../http/webhook-sender';
+import { DeliveryStatus, type WebhookDelivery } from '../entities/webhook-delivery.entity';
+import { webhookBody } from '../wire/webhook-body';
+import { buildWebhookRequest } from '../wire/webhook-request';
 
 /** What a user sees of their deliveries, and what they can do with them. */
 @Injectable()

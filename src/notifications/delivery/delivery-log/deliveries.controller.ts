@@ -8,13 +8,13 @@ import {
   ApiOperation,
   ApiParam,
   ApiTags,
-} from '../common/api/openapi-decorators';
-import { CurrentUserId } from '../auth/current-user-id.decorator';
-import { SettingsController } from '../settings-api/settings-controller.decorator';
-import { ApiErrorResponses } from '../common/api/api-error-responses.decorator';
-import { ErrorResponseDto } from '../common/api/error-response.dto';
+} from '../../common/api/openapi-decorators';
+import { CurrentUserId } from '../../auth/current-user-id.decorator';
+import { SettingsController } from '../../settings-api/settings-controller.decorator';
+import { ApiErrorResponses } from '../../common/api/api-error-responses.decorator';
+import { ErrorResponseDto } from '../../common/api/error-response.dto';
 import { PositiveIntPipe } from './positive-int.pipe';
-import { RateLimit } from '../rate-limit/rate-limit.decorator';
+import { RateLimit } from '../../rate-limit/rate-limit.decorator';
 import { DeliveriesService } from './deliveries.service';
 import {
   DeliveryDetailDto,

@@ -1,9 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { type Observable, Subject } from 'rxjs';
-import type { EventType } from '../catalog/event-catalog';
-import type { AttemptOutcome } from './http/attempt-result';
+import type { EventType } from '../../catalog/event-catalog';
+import type { AttemptOutcome } from '../http/attempt-result';
 import { GuardedStream } from './subscriber-guard';
-import type { DeliveryStatus } from './webhook-delivery.entity';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
 
 /** An attempt was recorded; `status` is the delivery's state after it (PENDING while retries remain). */
 export interface AttemptRecorded {

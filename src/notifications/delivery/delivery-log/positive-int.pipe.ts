@@ -1,5 +1,5 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
-import { InvalidFieldsException } from '../common/api/api-errors';
+import { InvalidFieldsException } from '../../common/api/api-errors';
 
 /** A path parameter that is a positive integer id (at most 15 digits); 400 naming the parameter otherwise. */
 @Injectable()
