@@ -13,7 +13,7 @@ export default tseslint.config(
       'node_modules/**',
       'coverage/**',
       'data/**',
-      'src/openapi-types.ts',
+      'src/generated/**',
       'examples/**',
       // Type-checked by .ci/check-package.sh against the installed tarball, under its own tsconfigs.
       '.ci/types-check/**',
@@ -36,7 +36,7 @@ export default tseslint.config(
   // metrics-endpoint/, scripts/) uses the library only through its public entry, src/index.ts, as a host app would.
   {
     files: ['src/**/*.ts'],
-    ignores: ['src/notifications/**', 'src/testing/**', 'src/index.ts', 'src/openapi-types.ts', 'src/version.ts', 'src/**/*.spec.ts'],
+    ignores: ['src/notifications/**', 'src/testing/**', 'src/index.ts', 'src/generated/**', 'src/version.ts', 'src/**/*.spec.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

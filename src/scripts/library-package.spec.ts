@@ -85,13 +85,14 @@ describe('the compiled code the library ships', () => {
     write('version.js');
     write('testing/index.js', "require('./test-receiver');");
     write('testing/test-receiver.js');
-    write('openapi-types.js');
+    write('generated/openapi-types.js');
     write('main.js', 'require("./app.module"); require("./index");');
     write('app.module.js', 'require("./config/load-app-config");');
     write('config/load-app-config.js');
     write('notifications/common/stale-from-an-old-build.js');
     try {
       expect(libraryDistFiles(dist)).toEqual([
+        'generated/openapi-types.js',
         'index.d.ts',
         'index.js',
         'index.js.map',
@@ -102,7 +103,6 @@ describe('the compiled code the library ships', () => {
         'notifications/notifications.module.js',
         'notifications/options.d.ts',
         'notifications/options.js',
-        'openapi-types.js',
         'testing/index.js',
         'testing/test-receiver.js',
         'version.js',

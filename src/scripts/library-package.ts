@@ -73,7 +73,7 @@ export function repositoryLibraryManifest(root = REPOSITORY_ROOT): LibraryManife
 }
 
 /** The library's entry points in dist/ (`exports`): what a host can load, and so all the compiled code the package ships. */
-export const LIBRARY_ENTRIES = ['index', 'testing/index', 'openapi-types'];
+export const LIBRARY_ENTRIES = ['index', 'testing/index', 'generated/openapi-types'];
 /** A relative module a compiled file loads (`require("./x")`) or its declarations name (`from "./x"`, `import("./x")`). */
 const RELATIVE_MODULE = /(?:require\(|from |import\()(["'])(\.{1,2}\/[^"']+)\1/g;
 

@@ -1,6 +1,6 @@
 import openapiTS, { astToString } from 'openapi-typescript';
 
-export const OPENAPI_TYPES_FILE = 'src/openapi-types.ts';
+export const OPENAPI_TYPES_FILE = 'src/generated/openapi-types.ts';
 
 const HEADER = `/**
  * TypeScript types of the HTTP API, generated from openapi.json by \`npm run openapi\` (openapi-typescript).
