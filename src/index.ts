@@ -23,7 +23,11 @@ export { NotificationPreferences } from './notifications/preferences/notificatio
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export { parseUserId } from './notifications/auth/user-id';
 export type { HostResolutionOptions, HostResolver } from './notifications/url-policy/webhook-url-policy';
-export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/publishing/webhook-publisher.service';
+export {
+  WebhookPublisher,
+  type PublishableEvent,
+  type PublishOptions,
+} from './notifications/delivery/publishing/webhook-publisher.service';
 export { QueryRunnerTransactionStillOpenError } from './notifications/common/database/serial-transactions';
 export { PublishEventDto, PublishEventsDto, PublishResultDto } from './notifications/delivery/publishing/dto/publish-event.dto';
 export { Severity } from './notifications/delivery/wire/severity';

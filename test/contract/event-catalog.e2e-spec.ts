@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module';
+import { AppModule } from '../../src/service/app.module';
 import { readEventSchemas } from '../../src/index';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
 import { WebhookPublisher } from '../../src/notifications/delivery/publishing/webhook-publisher.service';
@@ -12,7 +12,7 @@ import { WebhookDelivery } from '../../src/notifications/delivery/entities/webho
 import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import type { EventSchemas, JsonSchema } from '../../src/notifications/event-schemas/event-schemas';
 import { PublishedEventSchema } from '../../src/notifications/event-schemas/published-event-schema.entity';
-import { generateOpenApiTypes } from '../../src/scripts/openapi-types';
+import { generateOpenApiTypes } from '../../src/service/scripts/openapi-types';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';
 import { testAppConfig } from '../support/test-app';

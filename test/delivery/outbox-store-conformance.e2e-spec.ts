@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { serialTransactionsOf } from '../../src/notifications/common/database/serial-transactions';
 import { WEBHOOK_EVENT_TYPES } from '../../src/notifications/catalog/event-catalog';
 import { attemptRecord } from '../../src/notifications/delivery/engine/attempt-record';

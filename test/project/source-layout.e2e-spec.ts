@@ -35,7 +35,9 @@ function roomImports(): Map<string, Map<string, string>> {
       const target = relative(SRC, importedFile(file, specifier!));
       if (target.startsWith('..')) continue;
       const from = relative(SRC, dirname(file)).split(sep).filter(Boolean);
-      const to = dirname(target).split(sep).filter((part) => part !== '.');
+      const to = dirname(target)
+        .split(sep)
+        .filter((part) => part !== '.');
       let shared = 0;
       while (shared < from.length && shared < to.length && from[shared] === to[shared]) shared++;
       if (shared === from.length || shared === to.length) continue;
@@ -58,7 +60,9 @@ function roomCycles(edges: Map<string, Map<string, string>>): string[] {
       while (queue.length > 0 && !previous.has(start)) {
         const room = queue.shift()!;
         for (const further of edges.get(room)?.keys() ?? []) {
-          if (!previous.has(further)) previous.set(further, room), queue.push(further);
+          if (previous.has(further)) continue;
+          previous.set(further, room);
+          queue.push(further);
         }
       }
       if (!previous.has(start)) continue;
@@ -66,7 +70,9 @@ function roomCycles(edges: Map<string, Map<string, string>>): string[] {
       for (let room = start; room !== next; room = previous.get(room)!) path.splice(1, 0, previous.get(room)!);
       const key = [...path].sort().join(' ');
       if (cycles.has(key)) continue;
-      const steps = path.map((room, i) => `${room} → ${path[(i + 1) % path.length]} (${edges.get(room)!.get(path[(i + 1) % path.length]!)})`);
+      const steps = path.map(
+        (room, i) => `${room} → ${path[(i + 1) % path.length]} (${edges.get(room)!.get(path[(i + 1) % path.length]!)})`,
+      );
       cycles.set(key, steps.join('; '));
     }
   }

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module';
-import { loadAppConfig } from '../../src/config/load-app-config';
+import { AppModule } from '../../src/service/app.module';
+import { loadAppConfig } from '../../src/service/config/load-app-config';
 import { NotificationChannel } from '../../src/notifications/catalog/event-catalog';
 import { EventType } from '../../src/notifications/catalog/event-catalog';
 import { Severity } from '../../src/notifications/delivery/wire/severity';

@@ -8,7 +8,7 @@ import { Agent, request } from 'undici';
 import { signStandardWebhook, signStandardWebhookEd25519 } from '../../src/notifications/delivery/wire/standard-webhooks-signature';
 import { SecretsService } from '../../src/notifications/secrets/secrets.service';
 import { signWebhook } from '../../src/notifications/delivery/wire/webhook-signature';
-import { buildSignatureVectors, SIGNATURE_VECTORS_FILE } from '../../src/scripts/signature-vectors';
+import { buildSignatureVectors, SIGNATURE_VECTORS_FILE } from '../../src/service/scripts/signature-vectors';
 import { generateTestCertificate } from '../../src/testing/test-certificate';
 import { DataSource } from 'typeorm';
 import { EventType, Severity } from '@funding/notification-webhooks';

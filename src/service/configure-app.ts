@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { NextFunction, Request, Response } from 'express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
-import { ApiExceptionFilter, corsOptionsFor } from './index';
+import { ApiExceptionFilter, corsOptionsFor } from '../index';
 import { buildOpenApiDocument } from './openapi';
 
 export const JSON_BODY_LIMIT = '1mb';

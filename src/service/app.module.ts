@@ -10,7 +10,7 @@ import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsEndpointModule } from './metrics-endpoint/metrics-endpoint.module';
 import { serviceMetricsRegistry } from './metrics-endpoint/service-metrics-registry';
-import { NotificationsModule, type NotificationsModuleOptions } from './index';
+import { NotificationsModule, type NotificationsModuleOptions } from '../index';
 
 /** The standalone service: owns the database connection and uses NotificationsModule as any host app would. */
 @Module({})

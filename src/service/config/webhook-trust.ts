@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { Resolver } from 'node:dns';
 import { readFileSync } from 'node:fs';
-import { parseCidrList } from '../index';
+import { parseCidrList } from '../../index';
 
 /** The variable that lets a production service reach non-public webhook addresses anyway, and its only accepted value. */
 export const ALLOW_PRIVATE_IN_PRODUCTION = {

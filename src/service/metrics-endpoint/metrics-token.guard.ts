@@ -9,7 +9,7 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { Request, Response } from 'express';
-import { BearerToken, Clock, SystemClock } from '../index';
+import { BearerToken, Clock, SystemClock } from '../../index';
 
 export const METRICS_TOKEN = Symbol('METRICS_TOKEN');
 

@@ -23,7 +23,7 @@ const config: AppConfig = {
 
 async function main(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forConfig(config), { logger: false });
-  const root = join(__dirname, '..', '..');
+  const root = join(__dirname, '..', '..', '..');
   const document = stableJson(buildOpenApiDocument(app));
   await app.close();
   writeFileSync(join(root, 'openapi.json'), document);

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { DbType } from '../config/environment-variables';
 import type { DatabaseConfig, MysqlTuning } from '../config/load-app-config';
-import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../index';
+import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS } from '../../index';
 import { DropTimedOutConnections } from './drop-timed-out-connections.subscriber';
 
 /**

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import { loadAppConfig } from '../config/load-app-config';
-import { parseUserId, signUserToken } from '../index';
+import { parseUserId, signUserToken } from '../../index';
 
 /** Every log line on stderr: stdout carries the token only, so `TOKEN=$(npm run -s token -- 42)` captures nothing else. */
 class StderrLogger extends ConsoleLogger {

@@ -1,7 +1,7 @@
 import { Controller, Get, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { NotificationsMetrics } from '../index';
+import { NotificationsMetrics } from '../../index';
 import { MetricsTokenGuard } from './metrics-token.guard';
 
 @ApiExcludeController()

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { type EncryptionKey, type EventSchemas, type NotificationsModuleOptions, readEventSchemas } from '../index';
+import { type EncryptionKey, type EventSchemas, type NotificationsModuleOptions, readEventSchemas } from '../../index';
 import { DbType, type EnvironmentVariables, isMySqlFamily, type LogLevel, NodeEnv, validateEnvironment } from './environment-variables';
 import { parseCorsOrigins } from './cors-origins';
 import { ALLOW_PRIVATE_IN_PRODUCTION, type ExtraCaFile, readExtraCaFile, splitCidrs, splitDnsServers } from './webhook-trust';

@@ -1,6 +1,6 @@
 // `npm run build:library` (after `npm run build`): stages the library, @funding/notification-webhooks, in dist-library/
 // for `npm pack` / `npm publish`. The root package.json is the standalone service's manifest (real dependencies, so that
-// `npm ci --omit=dev && node dist/main.js` works); the library's manifest is src/library.package.json (its exports, its own
+// `npm ci --omit=dev && node dist/service/main.js` works); the library's manifest is src/library.package.json (its exports, its own
 // dependencies, the framework packages as peers, what its testing kit and Swagger decorators may use as optional peers),
 // completed here with the root's version, license and engines. Every range it declares must be the root's range for that
 // package: the service is what the suite tests, so the library may not promise another version; a drift stops the build.
@@ -30,7 +30,7 @@ export interface LibraryTemplate {
 
 export type LibraryManifest = LibraryTemplate & { readonly version: string };
 
-export const REPOSITORY_ROOT = resolve(__dirname, '..', '..');
+export const REPOSITORY_ROOT = resolve(__dirname, '..', '..', '..');
 export const LIBRARY_TEMPLATE = join('src', 'library.package.json');
 export const LIBRARY_STAGE = 'dist-library';
 
@@ -79,8 +79,8 @@ const RELATIVE_MODULE = /(?:require\(|from |import\()(["'])(\.{1,2}\/[^"']+)\1/g
 
 /**
  * The files of `distRoot` the library needs (paths relative to it): its entries' `.js` and `.d.ts`, and those of every
- * module they load or name, with their source maps. The standalone service's own code (`main.js`, `app.module.js`, its
- * config, logging, health and scripts) is left out, and so is everything else no entry reaches.
+ * module they load or name, with their source maps. The standalone service's own code (`service/`: `main.js`, `app.module.js`,
+ * its config, logging, health and scripts) is left out, and so is everything else no entry reaches.
  */
 export function libraryDistFiles(distRoot: string): string[] {
   const modules = new Set<string>();

@@ -86,9 +86,9 @@ describe('the compiled code the library ships', () => {
     write('testing/index.js', "require('./test-receiver');");
     write('testing/test-receiver.js');
     write('generated/openapi-types.js');
-    write('main.js', 'require("./app.module"); require("./index");');
-    write('app.module.js', 'require("./config/load-app-config");');
-    write('config/load-app-config.js');
+    write('service/main.js', 'require("./app.module"); require("../index");');
+    write('service/app.module.js', 'require("./config/load-app-config");');
+    write('service/config/load-app-config.js');
     write('notifications/common/stale-from-an-old-build.js');
     try {
       expect(libraryDistFiles(dist)).toEqual([

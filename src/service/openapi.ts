@@ -7,8 +7,8 @@ import {
   type NotificationsModuleOptions,
   WebhookEventBodyDto,
   webhookDocumentation,
-} from './index';
-import { SERVICE_VERSION } from './version';
+} from '../index';
+import { SERVICE_VERSION } from '../version';
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()

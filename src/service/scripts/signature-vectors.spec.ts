@@ -2,8 +2,8 @@ import { createHmac, createPublicKey, timingSafeEqual, verify } from 'node:crypt
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { verifyWebhookPublicKeySignature } from '../notifications/delivery/wire/standard-webhooks-signature';
-import { verifyWebhookSignature } from '../notifications/delivery/wire/webhook-signature';
+import { verifyWebhookPublicKeySignature } from '../../notifications/delivery/wire/standard-webhooks-signature';
+import { verifyWebhookSignature } from '../../notifications/delivery/wire/webhook-signature';
 import { withStagedLibrary } from './library-package';
 import {
   type Ed25519Vector,
@@ -13,7 +13,7 @@ import {
   signatureVectorsJson,
 } from './signature-vectors';
 
-const ROOT = join(__dirname, '..', '..');
+const ROOT = join(__dirname, '..', '..', '..');
 const committed = readFileSync(join(ROOT, SIGNATURE_VECTORS_FILE), 'utf8');
 // The verdicts are checked on the committed file, the one the package ships.
 const vectors = (JSON.parse(committed) as SignatureVectorsDocument).vectors;

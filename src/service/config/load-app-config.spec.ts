@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateTestCertificate } from '../testing/test-certificate';
-import { WebhookUrlPolicy } from '../notifications/url-policy/webhook-url-policy';
+import { generateTestCertificate } from '../../testing/test-certificate';
+import { WebhookUrlPolicy } from '../../notifications/url-policy/webhook-url-policy';
 import { loadAppConfig, parseEncryptionKeys } from './load-app-config';
 import { webhookTrustSummary } from './webhook-trust';
 
@@ -78,7 +78,7 @@ describe('loadAppConfig', () => {
   });
 
   it('reads the event catalog of EVENT_SCHEMAS_DIR, and refuses a folder it cannot read, a file named after no event type or one that is not JSON', () => {
-    const examples = join(__dirname, '..', '..', 'examples', 'event-catalog');
+    const examples = join(__dirname, '..', '..', '..', 'examples', 'event-catalog');
     const config = loadAppConfig({ DB_PATH: join(dataDir(), 'db.sqlite'), EVENT_SCHEMAS_DIR: examples });
     expect(Object.keys(config.notifications.eventSchemas ?? {})).toHaveLength(29);
     expect(config.notifications.eventSchemas?.LOAN_EXECUTED?.version).toBe(1);

@@ -1,7 +1,7 @@
 import { createHash, createHmac, createPrivateKey, createPublicKey, type KeyObject, sign } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signStandardWebhook, signStandardWebhookEd25519, signWebhook } from '../index';
+import { signStandardWebhook, signStandardWebhookEd25519, signWebhook } from '../../index';
 
 /** Where `npm run vectors` writes the vectors; shipped in the package as `@funding/notification-webhooks/signature-vectors.json`. */
 export const SIGNATURE_VECTORS_FILE = 'conformance/signature-vectors.json';
@@ -578,6 +578,6 @@ export function buildSignatureVectors(): SignatureVectorsDocument {
 export const signatureVectorsJson = (): string => `${JSON.stringify(buildSignatureVectors(), null, 2)}\n`;
 
 if (require.main === module) {
-  writeFileSync(join(__dirname, '..', '..', SIGNATURE_VECTORS_FILE), signatureVectorsJson());
+  writeFileSync(join(__dirname, '..', '..', '..', SIGNATURE_VECTORS_FILE), signatureVectorsJson());
   console.log(`Wrote ${SIGNATURE_VECTORS_FILE}`);
 }

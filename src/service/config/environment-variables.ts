@@ -13,7 +13,7 @@ import {
   PROCESS_ROLES,
   type ProcessRole,
   readEventSchemas,
-} from '../index';
+} from '../../index';
 import {
   ALLOW_PRIVATE_IN_PRODUCTION,
   allowedCidrsProblem,

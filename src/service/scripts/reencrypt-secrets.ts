@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { DataSource } from 'typeorm';
 import { loadAppConfig } from '../config/load-app-config';
 import { databaseOptions } from '../database/database-options';
-import { REENCRYPTION_BATCH_SIZE, SecretsReencryption } from '../index';
+import { REENCRYPTION_BATCH_SIZE, SecretsReencryption } from '../../index';
 
 // `npm run secrets:reencrypt [-- --batch-size=500]`: re-seals every signing secret with the first key of
 // SECRETS_ENCRYPTION_KEY, so older keys can be removed. Safe to run while the service runs, and again.
