@@ -12,7 +12,7 @@ const LAYERS = [
   ['settings-api'],
   ['preferences'],
   ['delivery'],
-  ['endpoint-health', 'metrics', 'retention', 'scheduler'],
+  ['webhook-health', 'metrics', 'retention', 'scheduler'],
   ['auto-disable'],
 ];
 const DELIVERY_ROOMS = [

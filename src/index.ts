@@ -75,7 +75,7 @@ export { DEFAULT_WEBHOOK_TIMEOUT_MS } from './notifications/delivery/http/webhoo
 export { CLAIM_MODES, type ClaimMode } from './notifications/delivery/engine/claim-mode';
 export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/publishing/idempotency/idempotency-window';
 export { DEFAULT_RETENTION } from './notifications/retention/retention-settings';
-export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/endpoint-health/health-settings';
+export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/webhook-health/health-settings';
 export { parseCidrList, type CidrList } from './notifications/url-policy/address-policy';
 export { BearerToken } from './notifications/common/api/bearer-token';
 export { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';

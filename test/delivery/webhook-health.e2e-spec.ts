@@ -35,7 +35,7 @@ interface HealthItem {
 
 const event = (userId: number, type: string, title = 'Rate spike') => ({ userId, type, severity: 'WARNING', title, body: 'USD FRR 0.08%' });
 
-describeEachDatabase('endpoint health on $name', (kind) => {
+describeEachDatabase('webhook health on $name', (kind) => {
   let user = 0;
 
   /** An app with its own receiver and clock, a fresh user, the health changes it emits, and the steps a test drives. */
@@ -298,7 +298,7 @@ describeEachDatabase('endpoint health on $name', (kind) => {
 });
 
 // Two instances, each with its own pool, one database: each records its own attempts and writes the same health row.
-describeEachServerDatabase('endpoint health of two instances sharing $name', (kind) => {
+describeEachServerDatabase('webhook health of two instances sharing $name', (kind) => {
   let database: TestDatabase;
   let receiver: TestReceiver;
   let instances: TestApp[];

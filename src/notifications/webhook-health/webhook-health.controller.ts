@@ -2,13 +2,13 @@ import { Get } from '@nestjs/common';
 import { CurrentUserId } from '../auth/current-user-id.decorator';
 import { ApiOkResponse, ApiOperation, ApiTags } from '../common/api/openapi-decorators';
 import { SettingsController } from '../settings-api/settings-controller.decorator';
-import { EndpointHealthService } from './endpoint-health.service';
+import { WebhookHealthService } from './webhook-health.service';
 import { WebhookHealthDto } from './webhook-health.dto';
 
 @ApiTags('Notification settings')
 @SettingsController()
-export class EndpointHealthController {
-  constructor(private readonly health: EndpointHealthService) {}
+export class WebhookHealthController {
+  constructor(private readonly health: WebhookHealthService) {}
 
   @Get('webhook-health')
   @ApiOperation({

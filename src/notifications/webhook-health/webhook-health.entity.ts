@@ -7,7 +7,7 @@ export const HEALTH_ERROR_LENGTH = 255;
 
 /**
  * How one webhook (a user's event type) is doing, as observed from its recorded attempts, all instances together.
- * Written off the delivery path, in batches (`EndpointHealthRecorder`); read by the settings API. Times are epoch ms.
+ * Written off the delivery path, in batches (`WebhookHealthRecorder`); read by the settings API. Times are epoch ms.
  */
 @Entity({ name: 'webhook_health' })
 export class WebhookHealth {

@@ -14,7 +14,7 @@ const skipped = (at: number, until: number): HealthObservation => ({ kind: 'circ
 const changesOf = (observations: HealthObservation[], failingAfter = 3, facts = NO_HEALTH_FACTS) =>
   applyObservations(key, facts, observations, failingAfter).changes.map(({ change, from, to }) => `${change}: ${from} → ${to}`);
 
-describe('endpoint health transitions', () => {
+describe('webhook health transitions', () => {
   it('becomes failing at the threshold, once, with the count, since and last status', () => {
     const { facts, changes } = applyObservations(key, NO_HEALTH_FACTS, [fail(100), fail(200, 500), fail(300, 502), fail(400)], 3);
     expect(changes).toEqual([

@@ -15,7 +15,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** A user's webhooks and how each is doing: the settings API's health view. */
 @Injectable()
-export class EndpointHealthService {
+export class WebhookHealthService {
   private readonly failingAfter: number;
 
   constructor(

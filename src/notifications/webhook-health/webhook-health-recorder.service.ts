@@ -34,7 +34,7 @@ interface Observed {
  * and each change of state is found, and reported on `DeliveryEvents.webhookHealthChanged`, by exactly one of them.
  */
 @Injectable()
-export class EndpointHealthRecorder implements OnModuleInit, OnApplicationShutdown {
+export class WebhookHealthRecorder implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookHealth');
   private readonly failingAfter: number;
   private readonly batches = new GroupCommit<Observed, void>((batch) => this.record(batch), { maxGroupSize: MAX_BATCH });
