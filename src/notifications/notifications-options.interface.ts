@@ -185,4 +185,12 @@ export interface DeliveryTuning {
    * there refuses to start).
    */
   readonly claimMode?: ClaimMode;
+  /**
+   * MySQL/MariaDB with several delivering instances: the URL at which the other instances reach this one's wake route
+   * (`POST …/api/v1/internal/notifications/wake`, authenticated with `internalApiToken`), e.g.
+   * `http://10.0.0.5:3000/api/v1/internal/notifications/wake`. An instance that publishes deliveries of users whose
+   * partition this one owns calls it, so they start at once instead of at this instance's next look for due work (every
+   * second). Unset: the others leave them to that look.
+   */
+  readonly wakeUrl?: string;
 }

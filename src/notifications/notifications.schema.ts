@@ -24,6 +24,7 @@ import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-a
 import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
+import { AddInstanceWakeUrl1765700000000 } from './migrations/1765700000000-add-instance-wake-url';
 import { WebhookHealth } from './webhook-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
@@ -65,4 +66,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEd25519SigningKeys1765300000000,
   CreateEventSchemas1765400000000,
   CreateEndpointCircuits1765500000000,
+  AddInstanceWakeUrl1765700000000,
 ];

@@ -31,6 +31,7 @@ const settings: DeliverySettings = {
   shutdownGraceMs: 1_000,
   userAgent: 'test',
   role: 'all',
+  wakeUrl: null,
 };
 
 class FixedClock extends Clock {

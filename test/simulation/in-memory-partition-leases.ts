@@ -93,6 +93,11 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     return Promise.resolve(kept);
   }
 
+  /** The simulated instances cannot be woken (no `delivery.wakeUrl`): the others leave due work to their polls. */
+  wakeUrls(): Promise<ReadonlyMap<number, string>> {
+    return Promise.resolve(new Map());
+  }
+
   /** Whether `holder` holds `partition`'s lease past `leasedPast` (the claims' condition). */
   holds(holder: string, partition: number, leasedPast: number): boolean {
     const row = this.partitions.get(partition);

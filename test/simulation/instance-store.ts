@@ -306,6 +306,9 @@ export class InstanceStore extends OutboxStore {
           },
         );
       }
+      wakeUrls(now: number): Promise<ReadonlyMap<number, string>> {
+        return call(() => leases.wakeUrls(now));
+      }
       circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
         return call(() =>
           leases.circuitsOf(partitions, now).then((kept) => {

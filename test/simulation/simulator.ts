@@ -236,6 +236,7 @@ class World implements StoreWorld {
       shutdownGraceMs: 10 * SECOND,
       userAgent: 'simulation',
       role: 'all',
+      wakeUrl: null,
     };
     const count = r.int(2, 4);
     this.roles = Array.from({ length: count }, (_, i) => (i === 0 ? 'all' : r.weighted({ all: 6, worker: 2, api: 1 })));

@@ -27,6 +27,9 @@ class SoleDeliverer extends PartitionLeases {
   circuitsOf(): never {
     return this.heartbeat();
   }
+  wakeUrls(): never {
+    return this.heartbeat();
+  }
 }
 
 /**

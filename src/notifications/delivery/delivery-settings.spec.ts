@@ -22,6 +22,7 @@ describe('deliverySettings', () => {
       userAgent: `Service/${SERVICE_VERSION} (+https://funding.example.com)`,
       role: 'all',
       claimMode: undefined,
+      wakeUrl: null,
     });
   });
 
@@ -36,5 +37,18 @@ describe('deliverySettings', () => {
       'delivery.leaseMs (12000) must exceed delivery.timeoutMs (5000) by more than 7000 ms (record budget and tolerated clock skew)',
     );
     expect(deliverySettings(options({ leaseMs: 12_001, timeoutMs: 5_000 })).leaseMs).toBe(12_001);
+  });
+
+  it('takes a wake URL only as an absolute http(s) URL, and only with the internal token its route is called with', () => {
+    const token = { internalApiToken: 'the-internal-token-of-the-instances-0123' };
+    const wakeUrl = 'http://10.0.0.5:3000/api/v1/internal/notifications/wake';
+    expect(deliverySettings({ ...options({ wakeUrl }), ...token }).wakeUrl).toBe(wakeUrl);
+    expect(() => deliverySettings(options({ wakeUrl }))).toThrow(
+      'delivery.wakeUrl (DELIVERY_WAKE_URL) needs internalApiToken (INTERNAL_API_TOKEN): the other instances call the wake route with it',
+    );
+    for (const wrong of ['10.0.0.5:3000/wake', '/api/v1/internal/notifications/wake', 'ftp://10.0.0.5/wake'])
+      expect(() => deliverySettings({ ...options({ wakeUrl: wrong }), ...token })).toThrow(
+        `delivery.wakeUrl must be an absolute http(s) URL, got ${JSON.stringify(wrong)}`,
+      );
   });
 });

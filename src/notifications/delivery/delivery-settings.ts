@@ -19,6 +19,8 @@ export interface DeliverySettings {
   readonly role: ProcessRole;
   /** How the claim keeps instances off one delivery on MySQL/MariaDB; unset: chosen by the server at start. */
   readonly claimMode?: ClaimMode;
+  /** Where the other instances wake this one when they publish for a partition it owns; null: they leave it to its poll. */
+  readonly wakeUrl: string | null;
 }
 
 export const DELIVERY_SETTINGS = Symbol('DELIVERY_SETTINGS');
@@ -50,6 +52,7 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     timeoutMs = DEFAULT_WEBHOOK_TIMEOUT_MS,
     shutdownGraceMs = 10_000,
     claimMode,
+    wakeUrl,
   } = options.delivery ?? {};
   if (claimMode !== undefined && !CLAIM_MODES.includes(claimMode))
     throw new RangeError(`delivery.claimMode must be one of ${CLAIM_MODES.join(', ')}, got ${String(claimMode)}`);
@@ -73,5 +76,24 @@ export function deliverySettings(options: NotificationsModuleOptions): DeliveryS
     userAgent: `Service/${SERVICE_VERSION} (+${options.serviceSite ?? 'https://funding.example.com'})`,
     role,
     claimMode,
+    wakeUrl: wakeUrlOf(wakeUrl, options),
   };
+}
+
+/** `delivery.wakeUrl`: an absolute http(s) URL, and the wake route it names is authenticated with `internalApiToken`. */
+function wakeUrlOf(wakeUrl: string | undefined, options: NotificationsModuleOptions): string | null {
+  if (wakeUrl === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(wakeUrl);
+  } catch {
+    throw new RangeError(`delivery.wakeUrl must be an absolute http(s) URL, got ${JSON.stringify(wakeUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new RangeError(`delivery.wakeUrl must be an absolute http(s) URL, got ${JSON.stringify(wakeUrl)}`);
+  if (!options.internalApiToken)
+    throw new RangeError(
+      'delivery.wakeUrl (DELIVERY_WAKE_URL) needs internalApiToken (INTERNAL_API_TOKEN): the other instances call the wake route with it',
+    );
+  return url.href;
 }

@@ -18,6 +18,8 @@ import { AfterCommit } from './engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
+import { OwnerWakeController } from './partitions/owner-wake.controller';
+import { OwnerWakeUps } from './partitions/owner-wake-ups';
 import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
 import { WebhookEndpointCircuit } from './partitions/webhook-endpoint-circuit.entity';
 import { PartitionLeases } from './partitions/partition-leases';
@@ -61,7 +63,7 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
     UrlPolicyModule,
     EventSchemasModule,
   ],
-  controllers: [DeliveriesController, InternalEventsController],
+  controllers: [DeliveriesController, InternalEventsController, OwnerWakeController],
   providers: [
     { provide: DELIVERY_SETTINGS, inject: [NOTIFICATIONS_OPTIONS], useFactory: deliverySettings },
     { provide: IDEMPOTENCY_WINDOW_MS, inject: [NOTIFICATIONS_OPTIONS], useFactory: idempotencyWindowMs },
@@ -89,6 +91,12 @@ export const HOST_FACING_DELIVERY_EVENTS = Symbol('DeliveryEvents for hosts');
       provide: PartitionOwnership,
       inject: [PartitionLeases, Clock, DELIVERY_SETTINGS],
       useFactory: (leases: PartitionLeases, clock: Clock, settings: DeliverySettings) => new PartitionOwnership(leases, clock, settings),
+    },
+    {
+      provide: OwnerWakeUps,
+      inject: [PartitionLeases, Clock, NOTIFICATIONS_OPTIONS, DELIVERY_SETTINGS],
+      useFactory: (leases: PartitionLeases, clock: Clock, options: NotificationsModuleOptions, settings: DeliverySettings) =>
+        new OwnerWakeUps(leases, clock, options.internalApiToken ?? null, settings.wakeUrl),
     },
     DeliveryLogRepository,
     AfterCommit,

@@ -236,6 +236,13 @@ export class EnvironmentVariables {
   @IsIn(CLAIM_MODES, { message: `DELIVERY_CLAIM_MODE must be one of ${CLAIM_MODES.join(', ')}` })
   DELIVERY_CLAIM_MODE?: ClaimMode;
 
+  @IsOptional()
+  @IsUrl(
+    { protocols: ['https', 'http'], require_tld: false, require_protocol: true },
+    { message: 'DELIVERY_WAKE_URL must be an http(s) URL' },
+  )
+  DELIVERY_WAKE_URL?: string;
+
   @IsIn(PROCESS_ROLES, { message: `PROCESS_ROLE must be one of ${PROCESS_ROLES.join(', ')}` })
   PROCESS_ROLE: ProcessRole = 'all';
 

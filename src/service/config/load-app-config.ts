@@ -105,6 +105,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         leaseMs: variables.DELIVERY_LEASE_MS,
         timeoutMs: variables.DELIVERY_TIMEOUT_MS,
         claimMode: variables.DELIVERY_CLAIM_MODE,
+        wakeUrl: variables.DELIVERY_WAKE_URL,
       },
       publishTimeoutMs: variables.PUBLISH_TIMEOUT_MS,
       role: variables.PROCESS_ROLE,

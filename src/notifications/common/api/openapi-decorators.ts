@@ -33,6 +33,7 @@ export const {
   ApiBearerAuth,
   ApiBody,
   ApiConflictResponse,
+  ApiExcludeController,
   ApiExtraModels,
   ApiHeader,
   ApiNotFoundResponse,

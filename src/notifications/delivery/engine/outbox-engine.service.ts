@@ -15,6 +15,7 @@ import { PreferencesService } from '../../preferences/preferences.service';
 import { DeliveryEvents } from '../events/delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import { WebhookSender } from '../http/webhook-sender';
+import { OwnerWakeUps } from '../partitions/owner-wake-ups';
 import { PartitionOwnership } from '../partitions/partition-ownership';
 import { partitionOf } from '../partitions/partitions';
 import { DeliveryTracing } from '../trace-context/delivery-tracing';
@@ -25,7 +26,15 @@ import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';
 import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity } from './instance-capacity';
-import { type Lease, type NewEvent, OutboxStore, type PurgedBatch, type QueueDepth, type RecoveryWindow } from './outbox-store';
+import {
+  type Lease,
+  type NewEvent,
+  OutboxStore,
+  type Placement,
+  type PurgedBatch,
+  type QueueDepth,
+  type RecoveryWindow,
+} from './outbox-store';
 import { RECOVER_LIMIT, RecoveryPacer } from './recovery-pacer';
 import { WakeUps } from './wake-ups';
 
@@ -66,6 +75,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     private readonly afterCommit: AfterCommit,
     private readonly ownership: PartitionOwnership,
     @Optional() tracing: DeliveryTracing = new DeliveryTracing(),
+    /** Wakes the owners of what this instance publishes for partitions it does not own; null: they poll for it. */
+    @Optional() @Inject(OwnerWakeUps) private readonly ownerWakeUps: OwnerWakeUps | null = null,
   ) {
     this.work = new EngineWork(settings.role !== 'api');
     const { concurrency, perEndpointConcurrency, circuitBreaker } = settings;
@@ -118,6 +129,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       this.capacity.unreserve(reservation);
     }
     if ([...placements.values()].includes('due')) void this.wakeUps.wake('backlog');
+    this.ownerWakeUps?.notify(this.othersPartitions(events, placements));
   }
 
   /**
@@ -142,11 +154,14 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     }
     const leased = [...placements.values()].includes('lease');
     const due = [...placements.values()].includes('due');
-    if (!leased && !(due && this.work.delivers)) return;
+    const others = this.othersPartitions(events, placements);
+    if (!leased && !(due && this.work.delivers) && others.size === 0) return;
     this.afterCommit.defer(
       transaction,
       () => {
-        void this.work.track(this.admitCommitted(lease, targets, due, unreserve));
+        this.ownerWakeUps?.notify(others);
+        if (leased || (due && this.work.delivers)) void this.work.track(this.admitCommitted(lease, targets, due, unreserve));
+        else unreserve();
       },
       unreserve,
     );
@@ -174,6 +189,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     if (claim === null || 'running' in claim) return claim;
     if ('queued' in claim) {
       void this.wakeUps.wake('backlog');
+      if (!this.owns(event.userId, this.clock.now())) this.ownerWakeUps?.notify(new Set([partitionOf(event.userId)]));
       return { started: claim.queued };
     }
     if (this.work.delivers && this.capacity.room() > 0) await this.runner.admit([claim]);
@@ -224,6 +240,11 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     return this.wakeUps.watchLeases();
   }
 
+  /** Another instance left deliveries of this instance's partitions due (its wake-up, see OwnerWakeUps): claimed now. */
+  wokenUp(): void {
+    if (this.work.delivers) void this.wakeUps.wake('backlog');
+  }
+
   /**
    * The testing kit: in an `all` process sharing partitions, stops the poll every second for what other instances
    * published, so that a test's scheduler runs are the only claims (a `worker` keeps its poll: it has no other way to
@@ -259,6 +280,16 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /** Partitions of users this instance delivers for now. */
   partitionsOwned(): number {
     return this.ownership.count;
+  }
+
+  /** The partitions of the deliveries left due for users this instance does not deliver for: another instance's to start. */
+  private othersPartitions(events: readonly NewEvent[], placements: ReadonlyMap<string, Placement>): Set<number> {
+    const partitions = new Set<number>();
+    if (this.ownerWakeUps === null) return partitions;
+    const now = this.clock.now();
+    for (const event of events)
+      if (placements.get(event.id) === 'due' && !this.owns(event.userId, now)) partitions.add(partitionOf(event.userId));
+    return partitions;
   }
 
   /** Whether a delivery of `userId` leased here at `now` could start an attempt at once: its partition is this instance's. */
@@ -330,7 +361,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.sender.close();
+    await Promise.all([this.sender.close(), this.ownerWakeUps?.close()]);
   }
 
   /**

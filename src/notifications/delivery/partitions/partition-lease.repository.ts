@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { isMySql } from '../../common/database/is-mysql';
+import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
 import type { AliveInstance } from './egress-watch';
 import type { KeptCircuit } from './kept-circuit';
 import { type PartitionLease, PartitionLeases } from './partition-leases';
@@ -20,17 +21,24 @@ const FORGET_AFTER_MS = 60 * 60_000;
 export class PartitionLeaseRepository extends PartitionLeases {
   readonly shared: boolean;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
+  /** Where this process can be woken (`delivery.wakeUrl`), written with its heartbeat; null: it polls only. */
+  private readonly wakeUrl: string | null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Optional() @Inject(DELIVERY_SETTINGS) settings?: DeliverySettings,
+  ) {
     super();
     this.shared = isMySql(dataSource);
+    this.wakeUrl = settings?.wakeUrl ?? null;
   }
 
   async heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
     await this.write(
       this.shared
-        ? 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until), answered_at = VALUES(answered_at)'
-        : 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at) VALUES (?, ?, ?) ON CONFLICT (holder) DO UPDATE SET alive_until = excluded.alive_until, answered_at = excluded.answered_at',
-      [holder, until, answeredAt],
+        ? 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at, wake_url) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE alive_until = VALUES(alive_until), answered_at = VALUES(answered_at), wake_url = VALUES(wake_url)'
+        : 'INSERT INTO webhook_delivery_instances (holder, alive_until, answered_at, wake_url) VALUES (?, ?, ?, ?) ON CONFLICT (holder) DO UPDATE SET alive_until = excluded.alive_until, answered_at = excluded.answered_at, wake_url = excluded.wake_url',
+      [holder, until, answeredAt, this.wakeUrl],
     );
     await this.write('DELETE FROM webhook_delivery_instances WHERE alive_until < ?', [now - FORGET_AFTER_MS]);
     const rows = await this.dataSource.query<{ holder: string; answered_at: number | string | null }[]>(
@@ -38,6 +46,15 @@ export class PartitionLeaseRepository extends PartitionLeases {
       [now],
     );
     return rows.map((row) => ({ holder: row.holder, answeredAt: row.answered_at === null ? null : Number(row.answered_at) }));
+  }
+
+  async wakeUrls(now: number): Promise<ReadonlyMap<number, string>> {
+    const rows = await this.dataSource.query<{ user_partition: number | string; wake_url: string }[]>(
+      'SELECT p.user_partition, i.wake_url FROM webhook_partitions p JOIN webhook_delivery_instances i ON i.holder = p.holder ' +
+        'WHERE p.lease_until > ? AND i.alive_until > ? AND i.wake_url IS NOT NULL',
+      [now, now],
+    );
+    return new Map(rows.map((row) => [Number(row.user_partition), row.wake_url]));
   }
 
   async renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {

@@ -26,6 +26,9 @@ export abstract class PartitionLeases {
    */
   abstract heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]>;
 
+  /** Where the live holder of each partition held at `now` can be woken, for those that say (`delivery.wakeUrl`). */
+  abstract wakeUrls(now: number): Promise<ReadonlyMap<number, string>>;
+
   /** Extends to `until` those of `held` that `holder` still holds, same epoch, with the lease running at `now`; answers those. */
   abstract renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]>;
 

@@ -16,4 +16,8 @@ export class WebhookDeliveryInstance {
   /** When a receiver last answered this instance (any HTTP status), on its clock; null before the first answer. */
   @Column({ name: 'answered_at', type: 'bigint', nullable: true, transformer: epochMs })
   answeredAt: number | null;
+
+  /** Where this instance can be woken when another publishes for a partition it owns (`delivery.wakeUrl`); null: it polls only. */
+  @Column({ name: 'wake_url', type: 'varchar', length: 2048, nullable: true })
+  wakeUrl: string | null;
 }

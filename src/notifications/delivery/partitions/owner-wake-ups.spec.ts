@@ -1,0 +1,119 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { InMemoryPartitionLeases } from '../../../../test/simulation/in-memory-partition-leases';
+import { TestClock } from '../../../testing/test-clock';
+import { OwnerWakeUps } from './owner-wake-ups';
+import { PARTITION_RENEW_MS } from './partition-ownership';
+
+const TOKEN = 'the-internal-token-of-the-instances-0123';
+
+/** The partitions table as the wake-ups read it: who can be woken where, and how often it was read. */
+class Directory extends InMemoryPartitionLeases {
+  reads = 0;
+  constructor(private readonly urls: ReadonlyMap<number, string>) {
+    super();
+  }
+  override wakeUrls(): Promise<ReadonlyMap<number, string>> {
+    this.reads++;
+    return Promise.resolve(this.urls);
+  }
+}
+
+/** An instance's wake route on loopback, answering each wake-up only when the test lets it. */
+async function wakeRoute() {
+  const held: ServerResponse[] = [];
+  const received: IncomingMessage[] = [];
+  const server: Server = createServer((request, response) => {
+    received.push(request);
+    request.resume();
+    held.push(response);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const arrived = async (count: number) => {
+    while (received.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/internal/notifications/wake`,
+    received,
+    arrived,
+    answerAll: () => held.splice(0).forEach((response) => response.writeHead(204).end()),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+describe('OwnerWakeUps', () => {
+  it('sends one wake-up at a time to an owner, and one more for all that were asked for meanwhile', async () => {
+    const route = await wakeRoute();
+    const wakeUps = new OwnerWakeUps(new Directory(new Map([[7, route.url]])), new TestClock(), TOKEN, null);
+    try {
+      wakeUps.notify(new Set([7]));
+      await route.arrived(1);
+      for (let i = 0; i < 50; i++) wakeUps.notify(new Set([7]));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(route.received).toHaveLength(1);
+      route.answerAll();
+      await route.arrived(2);
+      route.answerAll();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(route.received).toHaveLength(2);
+      expect(route.received.map((request) => [request.method, request.headers.authorization])).toEqual([
+        ['POST', `Bearer ${TOKEN}`],
+        ['POST', `Bearer ${TOKEN}`],
+      ]);
+    } finally {
+      await wakeUps.close();
+      await route.close();
+    }
+  });
+
+  it('wakes only other owners, and nobody without the internal token', async () => {
+    const own = await wakeRoute();
+    const other = await wakeRoute();
+    const directory = new Directory(
+      new Map([
+        [1, own.url],
+        [2, other.url],
+      ]),
+    );
+    const withoutToken = new OwnerWakeUps(directory, new TestClock(), null, own.url);
+    const wakeUps = new OwnerWakeUps(directory, new TestClock(), TOKEN, own.url);
+    try {
+      withoutToken.notify(new Set([1, 2]));
+      wakeUps.notify(new Set([1, 2, 3])); // 3: its owner has no wake URL (or no owner)
+      await other.arrived(1);
+      other.answerAll();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect([own.received.length, other.received.length]).toEqual([0, 1]);
+    } finally {
+      await Promise.all([withoutToken.close(), wakeUps.close()]);
+      await Promise.all([own.close(), other.close()]);
+    }
+  });
+
+  it('reads who owns what at most once per renewal interval', async () => {
+    const route = await wakeRoute();
+    const directory = new Directory(new Map([[1, route.url]]));
+    const clock = new TestClock();
+    const wakeUps = new OwnerWakeUps(directory, clock, TOKEN, null);
+    try {
+      for (let i = 0; i < 20; i++) wakeUps.notify(new Set([1]));
+      await route.arrived(1);
+      clock.advance(PARTITION_RENEW_MS - 1);
+      wakeUps.notify(new Set([1]));
+      expect(directory.reads).toBe(1);
+      clock.advance(1);
+      wakeUps.notify(new Set([1]));
+      expect(directory.reads).toBe(2);
+      route.answerAll();
+    } finally {
+      route.answerAll();
+      await wakeUps.close();
+      await route.close();
+    }
+  });
+});
