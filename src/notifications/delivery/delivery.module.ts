@@ -18,7 +18,7 @@ import { AfterCommit } from './engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
-import { OwnerWakeController } from './partitions/owner-wake.controller';
+import { OwnerWakeController } from './publishing/owner-wake.controller';
 import { OwnerWakeUps } from './partitions/owner-wake-ups';
 import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
 import { WebhookEndpointCircuit } from './partitions/webhook-endpoint-circuit.entity';

@@ -2,7 +2,7 @@ import { Controller, HttpCode, HttpStatus, Post, UseFilters, UseGuards } from '@
 import { ApiExceptionFilter } from '../../common/api/api-exception.filter';
 import { ApiExcludeController } from '../../common/api/openapi-decorators';
 import { OutboxEngine } from '../engine/outbox-engine.service';
-import { InternalTokenGuard } from '../publishing/internal-token.guard';
+import { InternalTokenGuard } from './internal-token.guard';
 
 /**
  * Instance to instance: another instance left deliveries due for users whose partition this one owns
