@@ -60,6 +60,9 @@ const QUICK: BenchSize = {
   isolation: { ...FULL.isolation, seconds: 20 },
   endpointLimits: { ...FULL.endpointLimits, slowEvents: 150, deadSeconds: 20 },
 };
+/** Publish to first attempt, p99, with three instances behind a load balancer that wake each other. */
+const SPREAD_WOKEN_P99_MS = 50;
+
 /** Receiver origins (127.0.0.1…N): users' endpoints are spread over several origins, as real users' are. */
 const ORIGINS = 8;
 
@@ -230,7 +233,8 @@ async function main(): Promise<void> {
       else {
         log(`spread latency: one event every ${1000 / size.latencyRate} ms through 3 instances in turn, for ${size.latencySeconds} s`);
         const result = await spreadLatency(context);
-        log(`spread latency: publish to receiver ${JSON.stringify(result.publishToReceiverMs)}`);
+        log(`spread latency: publish to receiver, owners woken ${JSON.stringify(result.wakeUps.publishToReceiverMs)}`);
+        log(`spread latency: publish to receiver, owners polling ${JSON.stringify(result.pollOnly.publishToReceiverMs)}`);
         report.spreadLatency = result;
       }
     }
@@ -355,9 +359,15 @@ function targets(report: BenchReport): Record<string, Target> {
   }
   Object.assign(result, report.isolation?.targets, report.isolationHttp?.targets);
   if (report.endpointLimits && 'targets' in report.endpointLimits) Object.assign(result, report.endpointLimits.targets);
-  const spread = report.spreadLatency && 'publishToReceiverMs' in report.spreadLatency ? report.spreadLatency : undefined;
-  // A publish on an instance that does not own the user's partition waits for the owner's next look (every second).
-  if (spread) result.spreadLatencyP99Within1sPoll = { p99: spread.publishToReceiverMs.p99, met: spread.publishToReceiverMs.p99 <= 1_100 };
+  const spread = report.spreadLatency && 'wakeUps' in report.spreadLatency ? report.spreadLatency : undefined;
+  if (spread) {
+    // Woken, the owner starts what another instance published as it would its own, a wake-up later.
+    const woken = spread.wakeUps.publishToReceiverMs.p99;
+    result.spreadLatencyP99WithWakeUps = { p99: woken, met: woken <= SPREAD_WOKEN_P99_MS };
+    // Not woken, it waits for the owner's next look (every second).
+    const polled = spread.pollOnly.publishToReceiverMs.p99;
+    result.spreadLatencyP99Within1sPoll = { p99: polled, met: polled <= 1_100 };
+  }
   if (report.peers && 'targets' in report.peers) Object.assign(result, report.peers.targets);
   return result;
 }

@@ -26,6 +26,8 @@ export interface ServiceEnvInput {
     circuitFailures?: number;
     circuitCoolDownMs?: number;
   };
+  /** Whether the instance says where the others wake it (`DELIVERY_WAKE_URL`, its own port). */
+  readonly wakeable?: boolean;
 }
 
 /** The `authorization` header of a user of the benched service. */
@@ -60,6 +62,7 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     ...optional('DELIVERY_PER_ENDPOINT_CONCURRENCY', tuning.perEndpointConcurrency),
     ...optional('DELIVERY_CIRCUIT_FAILURES', tuning.circuitFailures),
     ...optional('DELIVERY_CIRCUIT_COOL_DOWN_MS', tuning.circuitCoolDownMs),
+    ...(input.wakeable ? { DELIVERY_WAKE_URL: `http://127.0.0.1:${port}/api/v1/internal/notifications/wake` } : {}),
   };
 }
 

@@ -4,6 +4,9 @@ import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engin
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { INTERNAL_API_TOKEN, INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
+
+/** The instances' wake route (partitions): called as often as they publish for one another's users. */
+const WAKE_PATH = '/api/v1/internal/notifications/wake';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';
 
 const METRICS_TOKEN = 'metrics-token-for-logs-0123456789abcdef';
@@ -87,6 +90,7 @@ describeEachDatabase('JSON logs on $name', (kind) => {
     expect(refused.headers['x-request-id']).toMatch(UUID);
     await t.http().get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
     await t.http().get('/health/ready').expect(200);
+    await t.http().post(WAKE_PATH).set('Authorization', `Bearer ${INTERNAL_API_TOKEN}`).expect(204);
 
     const records = capture.records();
     const completed = records.filter((record) => record.msg === 'request completed');
@@ -104,7 +108,7 @@ describeEachDatabase('JSON logs on $name', (kind) => {
       reqId: refused.headers['x-request-id'],
       req: { headers: { 'x-service-signature': '[Redacted]' } },
     });
-    expect(completed.filter((record) => /^\/(metrics|health)/.test(record.req?.url ?? ''))).toEqual([]);
+    expect(completed.filter((record) => /^\/(metrics|health)/.test(record.req?.url ?? '') || record.req?.url === WAKE_PATH)).toEqual([]);
     expect(records).toContainEqual(expect.objectContaining({ context: 'NestApplication', msg: 'Nest application successfully started' }));
     const attempts = records.filter((record) => record.context === 'WebhookDelivery' && record.outcome !== undefined);
     expect(attempts.map(({ level, msg, outcome, attemptNumber }) => ({ level, msg, outcome, attemptNumber }))).toEqual([

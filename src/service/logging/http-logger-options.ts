@@ -9,6 +9,8 @@ import { requestId } from './request-id';
 // (wrong metrics token, 401 or 429) is logged like any other 4xx, as wrong internal tokens are.
 const QUIET_PATHS = /^\/health(\/|\?|$)/;
 const METRICS_PATH = /^\/metrics(\/|\?|$)/;
+// Instances wake each other as often as they publish for one another's users: only a refused wake-up is logged.
+const WAKE_PATH = /^\/api\/v1\/internal\/notifications\/wake(\/|\?|$)/;
 
 /** pino-http options of the standalone service: one JSON line per request, carrying its request id. */
 export function httpLoggerOptions(level: LogLevel): Options {
@@ -27,7 +29,7 @@ export function httpLoggerOptions(level: LogLevel): Options {
         ? 'error'
         : response.statusCode >= 400
           ? 'warn'
-          : METRICS_PATH.test(request.url ?? '')
+          : METRICS_PATH.test(request.url ?? '') || WAKE_PATH.test(request.url ?? '')
             ? 'silent'
             : 'info',
   };

@@ -129,7 +129,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       this.capacity.unreserve(reservation);
     }
     if ([...placements.values()].includes('due')) void this.wakeUps.wake('backlog');
-    this.ownerWakeUps?.notify(this.othersPartitions(events, placements));
+    void this.ownerWakeUps?.notify(this.othersPartitions(events, placements));
   }
 
   /**
@@ -159,7 +159,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.afterCommit.defer(
       transaction,
       () => {
-        this.ownerWakeUps?.notify(others);
+        void this.ownerWakeUps?.notify(others);
         if (leased || (due && this.work.delivers)) void this.work.track(this.admitCommitted(lease, targets, due, unreserve));
         else unreserve();
       },
@@ -189,7 +189,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     if (claim === null || 'running' in claim) return claim;
     if ('queued' in claim) {
       void this.wakeUps.wake('backlog');
-      if (!this.owns(event.userId, this.clock.now())) this.ownerWakeUps?.notify(new Set([partitionOf(event.userId)]));
+      if (!this.owns(event.userId, this.clock.now())) void this.ownerWakeUps?.notify(new Set([partitionOf(event.userId)]));
       return { started: claim.queued };
     }
     if (this.work.delivers && this.capacity.room() > 0) await this.runner.admit([claim]);

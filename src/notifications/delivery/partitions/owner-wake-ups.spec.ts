@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Logger, type LoggerService } from '@nestjs/common';
 import { InMemoryPartitionLeases } from '../../../../test/simulation/in-memory-partition-leases';
 import { TestClock } from '../../../testing/test-clock';
 import { OwnerWakeUps } from './owner-wake-ups';
@@ -51,15 +52,14 @@ describe('OwnerWakeUps', () => {
     const route = await wakeRoute();
     const wakeUps = new OwnerWakeUps(new Directory(new Map([[7, route.url]])), new TestClock(), TOKEN, null);
     try {
-      wakeUps.notify(new Set([7]));
+      const first = wakeUps.notify(new Set([7]));
       await route.arrived(1);
-      for (let i = 0; i < 50; i++) wakeUps.notify(new Set([7]));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      expect(route.received).toHaveLength(1);
+      const meanwhile = Array.from({ length: 50 }, () => wakeUps.notify(new Set([7])));
       route.answerAll();
+      await first;
       await route.arrived(2);
       route.answerAll();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.all(meanwhile); // each resolves once the wake-up after the first has ended
       expect(route.received).toHaveLength(2);
       expect(route.received.map((request) => [request.method, request.headers.authorization])).toEqual([
         ['POST', `Bearer ${TOKEN}`],
@@ -83,11 +83,11 @@ describe('OwnerWakeUps', () => {
     const withoutToken = new OwnerWakeUps(directory, new TestClock(), null, own.url);
     const wakeUps = new OwnerWakeUps(directory, new TestClock(), TOKEN, own.url);
     try {
-      withoutToken.notify(new Set([1, 2]));
-      wakeUps.notify(new Set([1, 2, 3])); // 3: its owner has no wake URL (or no owner)
+      await withoutToken.notify(new Set([1, 2]));
+      const woken = wakeUps.notify(new Set([1, 2, 3])); // 3: its owner has no wake URL (or no owner)
       await other.arrived(1);
       other.answerAll();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await woken;
       expect([own.received.length, other.received.length]).toEqual([0, 1]);
     } finally {
       await Promise.all([withoutToken.close(), wakeUps.close()]);
@@ -101,19 +101,47 @@ describe('OwnerWakeUps', () => {
     const clock = new TestClock();
     const wakeUps = new OwnerWakeUps(directory, clock, TOKEN, null);
     try {
-      for (let i = 0; i < 20; i++) wakeUps.notify(new Set([1]));
+      for (let i = 0; i < 20; i++) void wakeUps.notify(new Set([1]));
       await route.arrived(1);
       clock.advance(PARTITION_RENEW_MS - 1);
-      wakeUps.notify(new Set([1]));
+      void wakeUps.notify(new Set([1]));
       expect(directory.reads).toBe(1);
       clock.advance(1);
-      wakeUps.notify(new Set([1]));
+      void wakeUps.notify(new Set([1]));
       expect(directory.reads).toBe(2);
-      route.answerAll();
     } finally {
       route.answerAll();
       await wakeUps.close();
       await route.close();
+    }
+  });
+
+  it('logs failed wake-ups at most once a minute, with how many failed since', async () => {
+    const warnings: string[] = [];
+    const capture: LoggerService = { log: () => undefined, error: () => undefined, warn: (message: string) => warnings.push(message) };
+    Logger.overrideLogger(capture);
+    const closed = await wakeRoute();
+    await closed.close(); // nothing listens there any more: every wake-up is refused
+    const clock = new TestClock();
+    const wakeUps = new OwnerWakeUps(new Directory(new Map([[1, closed.url]])), clock, TOKEN, null);
+    const failedWakeUps = async (count: number) => {
+      for (let i = 0; i < count; i++) await wakeUps.notify(new Set([1]));
+    };
+    try {
+      await failedWakeUps(1);
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatch(
+        /^Wake-ups: 127\.0\.0\.1:\d+ was not woken \(.+\); the owners take what was published at their next look/,
+      );
+      await failedWakeUps(3);
+      expect(warnings).toHaveLength(1);
+      clock.advance(60_000);
+      await failedWakeUps(1);
+      expect(warnings).toHaveLength(2);
+      expect(warnings[1]).toContain('(4 wake-ups failed since the last such line)');
+    } finally {
+      Logger.overrideLogger(false);
+      await wakeUps.close();
     }
   });
 });

@@ -6,12 +6,14 @@ import type { PartitionLeases } from './partition-leases';
 
 /** A wake-up that gets no answer within this is given up: the owner's poll takes the deliveries a second later at most. */
 const WAKE_TIMEOUT_MS = 2_000;
+/** Failed wake-ups are logged at most this often, with how many failed since the last line. */
+const WARN_EVERY_MS = 60_000;
 
 /**
  * Tells the owners of partitions that deliveries are due there: an instance that publishes (or redelivers) for users whose
  * partition another instance owns calls that instance's wake route (`delivery.wakeUrl`, authenticated with
  * `internalApiToken`), so the first attempt starts within milliseconds instead of at the owner's next look for due work
- * (every second). Best effort: a wake-up that fails is logged once per streak, and the poll is still there.
+ * (every second). Best effort: failed wake-ups are logged at most once a minute, and the poll is still there.
  *
  * Who owns what is read from the partitions table (one statement) at most once per renewal interval; a partition that
  * moved meanwhile wakes its previous owner, which finds nothing of it to claim, and its new owner polls. Wake-ups to one
@@ -22,9 +24,10 @@ export class OwnerWakeUps {
   private readonly agent = new Agent({ connectTimeout: WAKE_TIMEOUT_MS, headersTimeout: WAKE_TIMEOUT_MS, bodyTimeout: WAKE_TIMEOUT_MS });
   private directory: { readonly urls: ReadonlyMap<number, string>; readonly readAt: number } | null = null;
   private reading: Promise<ReadonlyMap<number, string>> | null = null;
-  /** Wake-ups in flight, by URL: true when another was asked for meanwhile. */
-  private readonly sending = new Map<string, boolean>();
-  private failing = false;
+  /** The wake-up in flight to each URL, and whether another was asked for meanwhile. */
+  private readonly sending = new Map<string, { again: boolean; done: Promise<void> }>();
+  private failures = 0;
+  private warnedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly leases: PartitionLeases,
@@ -35,17 +38,20 @@ export class OwnerWakeUps {
     private readonly ownUrl: string | null,
   ) {}
 
-  /** Deliveries of `partitions` were left due in the outbox (committed): their owners are woken, those that can be. */
-  notify(partitions: ReadonlySet<number>): void {
-    if (this.token === null || !this.leases.shared || partitions.size === 0) return;
-    this.urls().then(
-      (urls) => {
+  /**
+   * Deliveries of `partitions` were left due in the outbox (committed): their owners are woken, those that can be.
+   * Resolves when the wake-ups it asked for have ended; never rejects (failures are logged).
+   */
+  notify(partitions: ReadonlySet<number>): Promise<void> {
+    if (this.token === null || !this.leases.shared || partitions.size === 0) return Promise.resolve();
+    return this.urls().then(
+      async (urls) => {
         const owners = new Set<string>();
         for (const partition of partitions) {
           const url = urls.get(partition);
           if (url !== undefined && url !== this.ownUrl) owners.add(url);
         }
-        for (const url of owners) this.wake(url);
+        await Promise.all([...owners].map((url) => this.wake(url)));
       },
       (error: Error) => this.failed(`the partitions' owners could not be read (${error.message})`),
     );
@@ -71,17 +77,20 @@ export class OwnerWakeUps {
     return this.reading;
   }
 
-  private wake(url: string): void {
-    if (this.sending.has(url)) {
-      this.sending.set(url, true);
-      return;
+  /** Resolves when the wake-up that covers this call (the one in flight, or the one after it) has ended. */
+  private wake(url: string): Promise<void> {
+    const inFlight = this.sending.get(url);
+    if (inFlight) {
+      inFlight.again = true;
+      return inFlight.done.then(() => this.sending.get(url)?.done);
     }
-    this.sending.set(url, false);
-    void this.send(url).finally(() => {
-      const again = this.sending.get(url);
+    const entry = { again: false, done: Promise.resolve() };
+    entry.done = this.send(url).finally(() => {
       this.sending.delete(url);
-      if (again) this.wake(url);
+      if (entry.again) void this.wake(url);
     });
+    this.sending.set(url, entry);
+    return entry.done;
   }
 
   private async send(url: string): Promise<void> {
@@ -93,16 +102,18 @@ export class OwnerWakeUps {
       });
       await body.dump();
       if (statusCode >= 300) throw new Error(`HTTP ${statusCode}`);
-      if (this.failing) this.logger.log("Wake-ups reach the partitions' owners again");
-      this.failing = false;
     } catch (error) {
       this.failed(`${new URL(url).host} was not woken (${(error as Error).message})`);
     }
   }
 
   private failed(why: string): void {
-    if (!this.failing)
-      this.logger.warn(`Wake-ups: ${why}; the owners take what was published at their next look for due work (every second)`);
-    this.failing = true;
+    this.failures++;
+    const now = this.clock.now();
+    if (now - this.warnedAt < WARN_EVERY_MS) return;
+    const count = this.failures > 1 ? ` (${this.failures} wake-ups failed since the last such line)` : '';
+    this.logger.warn(`Wake-ups: ${why}${count}; the owners take what was published at their next look for due work (every second)`);
+    this.warnedAt = now;
+    this.failures = 0;
   }
 }
