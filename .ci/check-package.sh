@@ -12,7 +12,7 @@ repo=$(pwd)
 MAX_ADDED_PACKAGES=30
 MAX_ADDED_MB=15
 [ -f dist/index.js ] || npm run -s build 1>&2
-node dist/scripts/library-package.js >/dev/null
+node dist/service/scripts/library-package.js >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tarball=$(npm pack --silent --pack-destination "$work" ./dist-library | tail -n 1)

@@ -152,7 +152,7 @@ async function main(): Promise<void> {
       log(`throughput: ${size.events} events for ${size.users} users through WebhookPublisher.publishMany`);
       const viaPublisher = await throughputViaPublisher(context);
       log(`throughput (publisher): ${viaPublisher.result.deliveriesPerSecond}/s`);
-      log('throughput: the same through POST /api/v1/internal/notifications/events on node dist/main.js');
+      log('throughput: the same through POST /api/v1/internal/notifications/events on node dist/service/main.js');
       const viaHttp = await throughputViaHttp(context, 1);
       log(`throughput (internal HTTP): ${viaHttp.deliveriesPerSecond}/s`);
       ratios.push(viaPublisher.result, viaHttp);
@@ -185,7 +185,7 @@ async function main(): Promise<void> {
       } else {
         const runs: ThroughputResult[] = [];
         for (const processes of size.scaleOut) {
-          log(`scale-out: ${size.events} events over ${processes} × node dist/main.js`);
+          log(`scale-out: ${size.events} events over ${processes} × node dist/service/main.js`);
           const run = await throughputViaHttp(context, processes);
           log(`scale-out ${processes}: ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates; CPU ${JSON.stringify(run.cpu)}`);
           runs.push(run);
@@ -197,7 +197,9 @@ async function main(): Promise<void> {
         const slowRuns: ThroughputResult[] = [];
         try {
           for (const processes of [1, 2]) {
-            log(`scale-out, receiver answering after ${SLOW_RECEIVER_MS} ms: ${size.events} events over ${processes} × node dist/main.js`);
+            log(
+              `scale-out, receiver answering after ${SLOW_RECEIVER_MS} ms: ${size.events} events over ${processes} × node dist/service/main.js`,
+            );
             const run = await throughputViaHttp(context, processes);
             log(
               `scale-out ${processes} (slow receiver): ${run.deliveriesPerSecond}/s, ${run.duplicates} duplicates; CPU ${JSON.stringify(run.cpu)}`,

@@ -23,20 +23,25 @@ export { NotificationPreferences } from './notifications/preferences/notificatio
 export { jwtUserResolver, signUserToken } from './notifications/auth/jwt-user-resolver';
 export { parseUserId } from './notifications/auth/user-id';
 export type { HostResolutionOptions, HostResolver } from './notifications/url-policy/webhook-url-policy';
-export { WebhookPublisher, type PublishableEvent, type PublishOptions } from './notifications/delivery/webhook-publisher.service';
+export {
+  WebhookPublisher,
+  type PublishableEvent,
+  type PublishOptions,
+} from './notifications/delivery/publishing/webhook-publisher.service';
 export { QueryRunnerTransactionStillOpenError } from './notifications/common/database/serial-transactions';
-export { PublishEventDto, PublishEventsDto, PublishResultDto, Severity } from './notifications/delivery/dto/publish-event.dto';
-export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/webhook-signature';
+export { PublishEventDto, PublishEventsDto, PublishResultDto } from './notifications/delivery/publishing/dto/publish-event.dto';
+export { Severity } from './notifications/delivery/wire/severity';
+export { signWebhook, verifyWebhookSignature, type VerifyWebhookSignatureInput } from './notifications/delivery/wire/webhook-signature';
 export {
   signStandardWebhook,
   signStandardWebhookEd25519,
   verifyWebhookPublicKeySignature,
   type VerifyWebhookPublicKeySignatureInput,
-} from './notifications/delivery/standard-webhooks-signature';
+} from './notifications/delivery/wire/standard-webhooks-signature';
 export { SignatureScheme } from './notifications/secrets/signature-scheme';
-export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/webhook-delivery.entity';
-export { WebhookDeliveryAttempt } from './notifications/delivery/webhook-delivery-attempt.entity';
-export { WebhookEvent } from './notifications/delivery/webhook-event.entity';
+export { DeliveryStatus, WebhookDelivery } from './notifications/delivery/entities/webhook-delivery.entity';
+export { WebhookDeliveryAttempt } from './notifications/delivery/entities/webhook-delivery-attempt.entity';
+export { WebhookEvent } from './notifications/delivery/entities/webhook-event.entity';
 export { Clock, SystemClock } from './notifications/clock/clock';
 export type { DeliveryTuning } from './notifications/notifications-options.interface';
 export type { RetentionOptions } from './notifications/notifications-options.interface';
@@ -59,7 +64,7 @@ export {
   type WebhookHealthChange,
   type WebhookHealthChanged,
   type WebhookHealthState,
-} from './notifications/delivery/delivery-events.service';
+} from './notifications/delivery/events/delivery-events.service';
 export { NotificationsMetrics } from './notifications/metrics/notifications-metrics.service';
 
 // The options' allowed values and defaults, for an app that configures the module from its environment (the standalone
@@ -68,13 +73,13 @@ export { DEFAULT_LEASE_MS, LEASE_MARGIN_MS } from './notifications/delivery/deli
 export { PROCESS_ROLES, type ProcessRole } from './notifications/process-role';
 export { DEFAULT_WEBHOOK_TIMEOUT_MS } from './notifications/delivery/http/webhook-sender';
 export { CLAIM_MODES, type ClaimMode } from './notifications/delivery/engine/claim-mode';
-export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/idempotency/idempotency-window';
+export { DEFAULT_IDEMPOTENCY_KEY_HOURS } from './notifications/delivery/publishing/idempotency/idempotency-window';
 export { DEFAULT_RETENTION } from './notifications/retention/retention-settings';
-export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/endpoint-health/health-settings';
+export { DEFAULT_FAILING_AFTER_ATTEMPTS } from './notifications/webhook-health/health-settings';
 export { parseCidrList, type CidrList } from './notifications/url-policy/address-policy';
 export { BearerToken } from './notifications/common/api/bearer-token';
 export { EVENT_TYPE_SCHEMA_DESCRIPTIONS } from './notifications/catalog/event-type-openapi';
-export { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/webhook-openapi';
+export { WebhookEventBodyDto, webhookDocumentation } from './notifications/delivery/wire/webhook-openapi';
 export type { EventPayloadSchema, EventSchemas, JsonSchema } from './notifications/event-schemas/event-schemas';
 export { eventSchemaComponents } from './notifications/event-schemas/event-schemas-openapi';
 export { readEventSchemas } from './notifications/event-schemas/event-schema-files';

@@ -9,7 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^@funding\/notification-webhooks$/, replacement: fromRoot('src/index.ts') },
       { find: /^@funding\/notification-webhooks\/testing$/, replacement: fromRoot('src/testing/index.ts') },
-      { find: /^@funding\/notification-webhooks\/openapi-types$/, replacement: fromRoot('src/openapi-types.ts') },
+      { find: /^@funding\/notification-webhooks\/openapi-types$/, replacement: fromRoot('src/generated/openapi-types.ts') },
     ],
   },
   test: {

@@ -23,7 +23,7 @@ export interface KillInstanceSize {
 }
 
 /**
- * kill -9 one of three `node dist/main.js` instances while they deliver, restart it: once its leases
+ * kill -9 one of three `node dist/service/main.js` instances while they deliver, restart it: once its leases
  * expire the minute scheduler of any instance sends what it held. Lost must be 0. An attempt the killed
  * instance sent but had not recorded is sent again (at least once): in flight at the kill, or answered and
  * waiting for its record's commit (a slot is freed when the answer arrives, before the record). Those are

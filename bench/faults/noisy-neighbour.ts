@@ -26,7 +26,7 @@ const MAX_ATTEMPTS = 6;
 /**
  * Issue 11, bounded: one user's endpoint accepts requests and never answers, with `neighbourEvents` queued for
  * it, while `users` healthy users get one event per second each through the internal HTTP endpoint of
- * `node dist/main.js` (service defaults, real minute scheduler). Passes when every healthy event arrives,
+ * `node dist/service/main.js` (service defaults, real minute scheduler). Passes when every healthy event arrives,
  * healthy p99 ≤ 2 s, and the neighbour's events are all stored (none DELIVERED, none FAILED before its
  * attempts, stored attempts = requests that reached its endpoint).
  */

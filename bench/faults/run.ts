@@ -1,4 +1,4 @@
-// `npm run test:faults`: crash safety of issue 4 on MariaDB, against `node dist/main.js` instances with the
+// `npm run test:faults`: crash safety of issue 4 on MariaDB, against `node dist/service/main.js` instances with the
 // real minute scheduler (retries and lease recovery happen at the next minute boundary, so each scenario
 // lasts one to two scheduler periods; the three run side by side on their own databases and receivers),
 // then the noisy neighbour and the hung database of issue 11, each alone (they measure latency and answer

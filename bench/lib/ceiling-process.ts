@@ -8,10 +8,10 @@ import { serveIpc } from './ipc';
 import { DIST } from './library';
 import { benchEvent } from './workload';
 
-type RequestFile = typeof import('../../src/notifications/delivery/webhook-request');
-type BodyFile = typeof import('../../src/notifications/delivery/webhook-body');
-const { buildWebhookRequest } = require(`${DIST}/notifications/delivery/webhook-request.js`) as RequestFile;
-const { webhookBody } = require(`${DIST}/notifications/delivery/webhook-body.js`) as BodyFile;
+type RequestFile = typeof import('../../src/notifications/delivery/wire/webhook-request');
+type BodyFile = typeof import('../../src/notifications/delivery/wire/webhook-body');
+const { buildWebhookRequest } = require(`${DIST}/notifications/delivery/wire/webhook-request.js`) as RequestFile;
+const { webhookBody } = require(`${DIST}/notifications/delivery/wire/webhook-body.js`) as BodyFile;
 
 export interface CeilingInput {
   readonly bases: string[];

@@ -1,4 +1,4 @@
-// The service under test is the built package (`npm run build`), exactly what `node dist/main.js` and host
+// The service under test is the built package (`npm run build`), exactly what `node dist/service/main.js` and host
 // apps run; types come from the sources. The bench uses its public surfaces (the library entry, the standalone
 // AppModule and its env configuration) and, for scheduler runs, the built internal DeliveryScheduler.
 import { join } from 'node:path';

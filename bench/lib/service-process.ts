@@ -1,5 +1,5 @@
 // One service instance under test, driven over IPC: the real standalone AppModule with its real HTTP
-// set-up, configured from the environment like `node dist/main.js`, plus the library's public
+// set-up, configured from the environment like `node dist/service/main.js`, plus the library's public
 // WebhookPublisher and the internal DeliveryScheduler for publishing and ticks, memory sampling and CPU profiling.
 import { writeFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
@@ -11,17 +11,17 @@ import { wallMs } from './clock';
 import { serveIpc } from './ipc';
 import type { MemorySample, PauseReport } from './service-types';
 
-type AppModuleFile = typeof import('../../src/app.module');
-type ConfigureFile = typeof import('../../src/configure-app');
-type ConfigFile = typeof import('../../src/config/load-app-config');
+type AppModuleFile = typeof import('../../src/service/app.module');
+type ConfigureFile = typeof import('../../src/service/configure-app');
+type ConfigFile = typeof import('../../src/service/config/load-app-config');
 type SchedulerFile = typeof import('../../src/notifications/scheduler/delivery-scheduler.service');
 type NestCore = typeof import('@nestjs/core');
 
 async function boot() {
   const { NestFactory } = require('@nestjs/core') as NestCore;
-  const { AppModule } = require(`${DIST}/app.module.js`) as AppModuleFile;
-  const { configureApp } = require(`${DIST}/configure-app.js`) as ConfigureFile;
-  const { loadAppConfig } = require(`${DIST}/config/load-app-config.js`) as ConfigFile;
+  const { AppModule } = require(`${DIST}/service/app.module.js`) as AppModuleFile;
+  const { configureApp } = require(`${DIST}/service/configure-app.js`) as ConfigureFile;
+  const { loadAppConfig } = require(`${DIST}/service/config/load-app-config.js`) as ConfigFile;
   const config = loadAppConfig(process.env);
   const app = await NestFactory.create(AppModule.forConfig(config), { bodyParser: false, logger: ['error', 'warn'] });
   configureApp(app as never);

@@ -138,19 +138,19 @@ function logTail(file: string, lines = 15): string {
 const PORT_TRIES = 3;
 
 /**
- * `node dist/main.js` processes not yet exited: killed when the bench itself exits without stopping them (an error,
+ * `node dist/service/main.js` processes not yet exited: killed when the bench itself exits without stopping them (an error,
  * a closed stdout; Ctrl-C reaches them itself), so that none outlives it and loads the next run (its IPC children end with their channel).
  */
 const running = new Set<ChildProcess>();
 process.once('exit', () => running.forEach((child) => child.kill('SIGKILL')));
 
-/** `node dist/main.js`, the standalone service exactly as deployed, in a scratch working directory. */
+/** `node dist/service/main.js`, the standalone service exactly as deployed, in a scratch working directory. */
 export async function startMainProcess(input: ServiceEnvInput, logDir: string, label: string, port?: number): Promise<MainProcess> {
   const logFile = join(logDir, `${label}.log`);
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? (await freePort());
     const log = openSync(logFile, 'a');
-    const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+    const child = spawn(process.execPath, [join(DIST, 'service', 'main.js')], {
       cwd: logDir,
       env: serviceEnv(input, chosenPort),
       stdio: ['ignore', log, log],

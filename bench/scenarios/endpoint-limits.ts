@@ -139,7 +139,7 @@ interface Run {
 const log = (message: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] endpoint-limits: ${message}\n`);
 
 /**
- * Whether the per-endpoint limits hold across instances: three `node dist/main.js` on one database, one slow endpoint
+ * Whether the per-endpoint limits hold across instances: three `node dist/service/main.js` on one database, one slow endpoint
  * (answers after 300 ms) with its events published round-robin through all three, whose peak of requests in flight is
  * held against the cap; then one dead endpoint (never answers) with a steady trickle of events through all three, whose
  * requests are counted until the circuit is open everywhere and then per cool-down window (one probe each).

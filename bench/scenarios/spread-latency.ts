@@ -28,7 +28,7 @@ export interface SpreadLatencyResult {
 }
 
 /**
- * Publish-to-first-attempt with three `node dist/main.js` behind a load balancer: one event every 1/rate s, each through
+ * Publish-to-first-attempt with three `node dist/service/main.js` behind a load balancer: one event every 1/rate s, each through
  * the next instance's internal endpoint in turn. Two in three land on an instance that does not own the user's
  * partition: with wake-ups, that instance wakes the owner; without, the delivery waits, due, until the owner's next look
  * for due work (every second). Both, one after the other, each on a fresh database.

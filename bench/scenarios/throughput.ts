@@ -54,7 +54,7 @@ export async function throughputViaPublisher(
   }
 }
 
-/** Scenario 2 through the internal HTTP endpoint of `processes` × `node dist/main.js` on one database (scenario 5). */
+/** Scenario 2 through the internal HTTP endpoint of `processes` × `node dist/service/main.js` on one database (scenario 5). */
 export async function throughputViaHttp(
   context: BenchContext,
   processes: number,

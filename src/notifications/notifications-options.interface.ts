@@ -166,9 +166,9 @@ export interface DeliveryTuning {
   readonly perEndpointConcurrency?: number;
   /** When to stop sending to an endpoint that does not answer, and for how long. */
   readonly circuitBreaker?: {
-    /** Attempts in a row that time out or fail to connect before the endpoint's deliveries are parked (default 5; 0 = never). */
+    /** Attempts in a row that time out or fail to connect before the endpoint's circuit opens and its attempts are skipped (default 5; 0 = never). */
     readonly failuresToOpen?: number;
-    /** How long they are parked before one probe attempt (default 30 s); doubled after each failed probe, up to 16×. */
+    /** How long its attempts are skipped before one probe attempt (default 30 s); doubled after each failed probe, up to 16×. */
     readonly coolDownMs?: number;
   };
   /** Deliveries claimed per scheduler batch (default 200). */

@@ -1,11 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ConfigurableNotificationsModule } from './notifications.module-definition';
-import { DeliveryEvents } from './delivery/delivery-events.service';
+import { DeliveryEvents } from './delivery/events/delivery-events.service';
 import { DeliveryModule, HOST_FACING_DELIVERY_EVENTS, HOST_FACING_PUBLISHER } from './delivery/delivery.module';
-import { WebhookPublisher } from './delivery/webhook-publisher.service';
+import { WebhookPublisher } from './delivery/publishing/webhook-publisher.service';
 import { NotificationsMetricsModule } from './metrics/notifications-metrics.module';
 import { NotificationsStartupCheck } from './notifications-startup-check.service';
-import { EndpointHealthModule } from './endpoint-health/endpoint-health.module';
+import { WebhookHealthModule } from './webhook-health/webhook-health.module';
 import { WebhookAutoDisableModule } from './auto-disable/webhook-auto-disable.module';
 import { NotificationPreferences } from './preferences/notification-preferences.service';
 import { PreferencesModule } from './preferences/preferences.module';
@@ -20,7 +20,7 @@ import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.modul
  * {@link NOTIFICATIONS_MIGRATIONS}, and the host app's `ScheduleModule.forRoot()`.
  *
  * Hosts inject `WebhookPublisher`, `DeliveryEvents`, `NotificationPreferences`, `NotificationsMetrics`,
- * `RetentionService` and `SecretsReencryption`, and nothing else: the engine, the scheduler, the clock, auto-disable, endpoint health and
+ * `RetentionService` and `SecretsReencryption`, and nothing else: the engine, the scheduler, the clock, auto-disable, webhook health and
  * the preferences and secrets internals (which hand out decrypted signing secrets) stay inside.
  *
  * @publicApi
@@ -32,7 +32,7 @@ import { HOST_FACING_REENCRYPTION, SecretsModule } from './secrets/secrets.modul
     DeliveryModule,
     SchedulerModule,
     NotificationsMetricsModule,
-    EndpointHealthModule,
+    WebhookHealthModule,
     WebhookAutoDisableModule,
     RetentionModule,
   ],

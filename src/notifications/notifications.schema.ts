@@ -1,10 +1,10 @@
-import { WebhookDelivery } from './delivery/webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from './delivery/webhook-delivery-attempt.entity';
+import { WebhookDelivery } from './delivery/entities/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from './delivery/entities/webhook-delivery-attempt.entity';
 import { WebhookDeliveryInstance } from './delivery/partitions/webhook-delivery-instance.entity';
 import { WebhookEndpointCircuit } from './delivery/partitions/webhook-endpoint-circuit.entity';
 import { WebhookPartition } from './delivery/partitions/webhook-partition.entity';
-import { WebhookEvent } from './delivery/webhook-event.entity';
-import { WebhookIdempotencyKey } from './delivery/idempotency/webhook-idempotency-key.entity';
+import { WebhookEvent } from './delivery/entities/webhook-event.entity';
+import { WebhookIdempotencyKey } from './delivery/publishing/idempotency/webhook-idempotency-key.entity';
 import { CreatePreferencesAndSecrets1763800000000 } from './migrations/1763800000000-create-preferences-and-secrets';
 import { CreateWebhookDeliveries1763900000000 } from './migrations/1763900000000-create-webhook-deliveries';
 import { AddAutoDisableAndRetentionIndexes1764000000000 } from './migrations/1764000000000-add-auto-disable-and-retention-indexes';
@@ -25,7 +25,7 @@ import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-crea
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
 import { AddInstanceWakeUrl1765700000000 } from './migrations/1765700000000-add-instance-wake-url';
-import { WebhookHealth } from './endpoint-health/webhook-health.entity';
+import { WebhookHealth } from './webhook-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
 import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';

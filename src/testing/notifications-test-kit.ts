@@ -3,12 +3,12 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import type { EventType } from '../notifications/catalog/event-catalog';
 import { NotificationChannel } from '../notifications/catalog/event-catalog';
 import { Clock } from '../notifications/clock/clock';
-import { DeliveryEvents } from '../notifications/delivery/delivery-events.service';
+import { DeliveryEvents } from '../notifications/delivery/events/delivery-events.service';
 import { OutboxEngine } from '../notifications/delivery/engine/outbox-engine.service';
-import { WebhookPublisher } from '../notifications/delivery/webhook-publisher.service';
+import { WebhookPublisher } from '../notifications/delivery/publishing/webhook-publisher.service';
 import { NotificationPreferences } from '../notifications/preferences/notification-preferences.service';
 import { webhookKey } from '../notifications/preferences/webhook-key';
-import { EndpointHealthRecorder } from '../notifications/endpoint-health/endpoint-health-recorder.service';
+import { WebhookHealthRecorder } from '../notifications/webhook-health/webhook-health-recorder.service';
 import { DeliveryScheduler } from '../notifications/scheduler/delivery-scheduler.service';
 import type { ReceivedRequest } from './received-request';
 import type { TestClock } from './test-clock';
@@ -66,7 +66,7 @@ export function attachNotificationsTestKit(
   const preferences = app.get(NotificationPreferences, { strict: false });
   const secrets = new Map<string, string>();
 
-  const health = app.get(EndpointHealthRecorder, { strict: false });
+  const health = app.get(WebhookHealthRecorder, { strict: false });
   // The health rows follow the records a moment later, off the delivery path: settled too, so the settings API shows them.
   const settle = async () => {
     await engine.idle();

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { verifyWebhookPublicKeySignature } from '../notifications/delivery/standard-webhooks-signature';
-import { verifyWebhookSignature } from '../notifications/delivery/webhook-signature';
+import { verifyWebhookPublicKeySignature } from '../notifications/delivery/wire/standard-webhooks-signature';
+import { verifyWebhookSignature } from '../notifications/delivery/wire/webhook-signature';
 
 /** Narrows the deliveries a test waits for; every given field must match. */
 export interface DeliveryFilter {

@@ -1,5 +1,5 @@
 import { request as httpsRequest } from 'node:https';
-import { signWebhook } from '../notifications/delivery/webhook-signature';
+import { signWebhook } from '../notifications/delivery/wire/webhook-signature';
 import { startTestReceiver, type TestReceiver } from './test-receiver';
 
 interface Answer {

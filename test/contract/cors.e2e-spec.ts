@@ -1,4 +1,4 @@
-import { loadAppConfig } from '../../src/config/load-app-config';
+import { loadAppConfig } from '../../src/service/config/load-app-config';
 import { appPerSuite } from '../support/each-database';
 import type { TestApp } from '../support/test-app';
 import { TEST_DATABASE_KINDS } from '../support/test-databases';

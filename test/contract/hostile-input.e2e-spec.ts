@@ -1,6 +1,6 @@
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
-import { WebhookPublisher } from '../../src/notifications/delivery/webhook-publisher.service';
+import { WebhookPublisher } from '../../src/notifications/delivery/publishing/webhook-publisher.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildOpenApiDocument, stableJson } from '../../src/openapi';
-import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from '../../src/scripts/openapi-types';
+import { buildOpenApiDocument, stableJson } from '../../src/service/openapi';
+import { generateOpenApiTypes, OPENAPI_TYPES_FILE } from '../../src/service/scripts/openapi-types';
 import { appPerSuite } from '../support/each-database';
 import { TEST_DATABASE_KINDS } from '../support/test-databases';
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { Request } from 'express';
 import request from 'supertest';
 import { NOTIFICATIONS_MIGRATIONS, NotificationsModule } from '../../src';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp } from '../support/test-app';
 import type { TestDatabase } from '../support/test-databases';

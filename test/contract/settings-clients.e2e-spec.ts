@@ -11,7 +11,7 @@ import { SETTINGS } from '../support/settings-api';
 /*
  * Clients generated from the committed document, against the running service on a real database and a loopback
  * HTTPS receiver: the repository's own typed client (test/typed-client) pages through a delivery log, and a second,
- * independent one, openapi-fetch over src/openapi-types.ts, calls every settings operation the document lists.
+ * independent one, openapi-fetch over src/generated/openapi-types.ts, calls every settings operation the document lists.
  */
 const document = loadOpenApiDocument();
 const SETTINGS_OPERATIONS = Object.entries(document.paths)

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { AddDeliveryLogFilterIndexes1765200000000 } from '../../src/notifications/migrations/1765200000000-add-delivery-log-filter-indexes';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { appPerSuite, describeEachDatabase } from '../support/each-database';

@@ -1,7 +1,7 @@
-import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log.repository';
+import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log/delivery-log.repository';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';
 

@@ -1,4 +1,4 @@
-import { verifyWebhookSignature } from '../../src/notifications/delivery/webhook-signature';
+import { verifyWebhookSignature } from '../../src/notifications/delivery/wire/webhook-signature';
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { SERVICE_VERSION } from '../../src/version';
 import { RECEIVER_HOSTNAME, type ReceiverBehaviour } from '@funding/notification-webhooks/testing';

@@ -1,12 +1,12 @@
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { Clock } from '../../src/notifications/clock/clock';
-import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
+import { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
 import { OutboxEngine, type Targets } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { NewEvent } from '../../src/notifications/delivery/engine/outbox-store';
 import type { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { PreferencesService } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { InMemoryOutboxStore, SimTransaction } from '../simulation/in-memory-outbox-store';

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { notificationsTestOptions, startTestReceiver, TestClock, type TestReceiver } from '@funding/notification-webhooks/testing';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
-import { IdempotencyKeyReusedException } from '../../src/notifications/delivery/idempotency/idempotency-conflict.exception';
-import { WebhookIdempotencyKey } from '../../src/notifications/delivery/idempotency/webhook-idempotency-key.entity';
-import { WebhookPublisher } from '../../src/notifications/delivery/webhook-publisher.service';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { IdempotencyKeyReusedException } from '../../src/notifications/delivery/publishing/idempotency/idempotency-conflict.exception';
+import { WebhookIdempotencyKey } from '../../src/notifications/delivery/publishing/idempotency/webhook-idempotency-key.entity';
+import { WebhookPublisher } from '../../src/notifications/delivery/publishing/webhook-publisher.service';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { persistentDatabase } from '../support/persistent-database';

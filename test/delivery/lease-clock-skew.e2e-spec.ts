@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TestClock } from '@funding/notification-webhooks/testing';
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
-import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
+import { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';

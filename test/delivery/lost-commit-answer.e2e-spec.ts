@@ -1,7 +1,7 @@
 import type { EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { EventType, Severity } from '@funding/notification-webhooks';
-import { WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // A commit whose answer is lost (the connection reset right after COMMIT): the caller sees an error, the rows are stored.

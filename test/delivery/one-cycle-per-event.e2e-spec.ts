@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventType } from '../../src/notifications/catalog/event-catalog';
 import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
-import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';

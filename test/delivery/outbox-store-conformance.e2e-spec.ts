@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { serialTransactionsOf } from '../../src/notifications/common/database/serial-transactions';
 import { WEBHOOK_EVENT_TYPES } from '../../src/notifications/catalog/event-catalog';
 import { attemptRecord } from '../../src/notifications/delivery/engine/attempt-record';
@@ -18,7 +18,7 @@ import type { AttemptResult } from '../../src/notifications/delivery/http/attemp
 import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { InMemoryOutboxStore, SimTransaction } from '../simulation/in-memory-outbox-store';
 import { TEST_DATABASE_KINDS, type TestDatabase } from '../support/test-databases';
 

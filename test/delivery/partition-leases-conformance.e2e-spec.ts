@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { serialTransactionsOf } from '../../src/notifications/common/database/serial-transactions';
 import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, type EntityManager } from 'typeorm';
-import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // The host's own table, written in the same transaction as the publish.

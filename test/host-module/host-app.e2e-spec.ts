@@ -24,7 +24,7 @@ import {
   startTestReceiver,
   TestClock,
 } from '@funding/notification-webhooks/testing';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { describeEachDatabase } from '../support/each-database';
 import type { TestDatabaseKind } from '../support/test-databases';
 

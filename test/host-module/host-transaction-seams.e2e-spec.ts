@@ -1,9 +1,9 @@
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, type TestNotifications } from '@funding/notification-webhooks/testing';
 import { DataSource, type EntityManager } from 'typeorm';
-import { DbType } from '../../src/config/environment-variables';
-import { databaseOptions } from '../../src/database/database-options';
-import { WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DbType } from '../../src/service/config/environment-variables';
+import { databaseOptions } from '../../src/service/database/database-options';
+import { WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { describeEachDatabase } from '../support/each-database';
 import type { TestDatabase } from '../support/test-databases';
 

@@ -44,9 +44,9 @@ function localPrebuilds(dir: string): string {
  * The production recipe of docs/operations.md (a Dockerfile's two stages) in a copy of the repository: the build stage
  * is the repository's own `npm ci` and a build (`tsc -p tsconfig.build.json` into the copy, what `nest build` runs;
  * nest-cli.json adds no assets or plugins); the runtime stage is package.json, package-lock.json and dist/, then
- * `npm ci --omit=dev` (offline: from the npm cache the repository's install filled) and `node dist/main.js`.
+ * `npm ci --omit=dev` (offline: from the npm cache the repository's install filled) and `node dist/service/main.js`.
  */
-describe('production install: `npm ci --omit=dev`, then `node dist/main.js`', () => {
+describe('production install: `npm ci --omit=dev`, then `node dist/service/main.js`', () => {
   let dir: string;
 
   beforeAll(() => {
@@ -72,8 +72,8 @@ describe('production install: `npm ci --omit=dev`, then `node dist/main.js`', ()
     expect(readFileSync(join(dir, 'package.json'), 'utf8')).toBe(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   });
 
-  it('`node dist/main.js` serves with the production environment, logs only JSON, and stops on SIGINT', async () => {
-    const node: ServiceCommand = { cwd: dir, command: process.execPath, args: ['dist/main.js'] };
+  it('`node dist/service/main.js` serves with the production environment, logs only JSON, and stops on SIGINT', async () => {
+    const node: ServiceCommand = { cwd: dir, command: process.execPath, args: ['dist/service/main.js'] };
     const service = await startServiceProcess({ ...PRODUCTION, DB_PATH: join(dir, 'data', 'notifications.sqlite') }, node);
     const ready = await fetch(`${service.baseUrl}/health/ready`);
     service.child.kill('SIGINT');
@@ -88,7 +88,7 @@ describe('production install: `npm ci --omit=dev`, then `node dist/main.js`', ()
   });
 
   it('stops on SIGTERM when nobody reads its stdout any more (the log lines fail with EPIPE)', async () => {
-    const node: ServiceCommand = { cwd: dir, command: process.execPath, args: ['dist/main.js'] };
+    const node: ServiceCommand = { cwd: dir, command: process.execPath, args: ['dist/service/main.js'] };
     const service = await startServiceProcess({ ...PRODUCTION, DB_PATH: join(dir, 'data', 'no-reader.sqlite') }, node);
     service.child.stdout!.destroy();
     service.child.kill('SIGTERM');

@@ -16,7 +16,7 @@ import {
 } from '@funding/notification-webhooks';
 import { Clock } from '../../src/notifications/clock/clock';
 import { DeliveryModule } from '../../src/notifications/delivery/delivery.module';
-import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log.repository';
+import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log/delivery-log.repository';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';

@@ -1,7 +1,7 @@
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, type TestNotifications } from '@funding/notification-webhooks/testing';
 import request from 'supertest';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { describeEachDatabase } from '../support/each-database';
 import type { TestDatabase } from '../support/test-databases';
 import { DELIVERIES } from '../support/settings-api';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { OnePendingDeliveryPerEvent1764200000000 } from '../../src/notifications/migrations/1764200000000-one-pending-delivery-per-event';
 import { describeEachDatabase } from '../support/each-database';

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
-import { DbType } from '../../src/config/environment-variables';
-import type { MysqlTuning } from '../../src/config/load-app-config';
+import { DbType } from '../../src/service/config/environment-variables';
+import type { MysqlTuning } from '../../src/service/config/load-app-config';
 import { createMysqlDatabase } from '../support/mysql-database';
 import { PausableTcpProxy } from '../support/pausable-tcp-proxy';
 import { startTestAppOn, type TestApp } from '../support/test-app';

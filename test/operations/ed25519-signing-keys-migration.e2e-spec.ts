@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { AddEd25519SigningKeys1765300000000 } from '../../src/notifications/migrations/1765300000000-add-ed25519-signing-keys';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { describeEachDatabase } from '../support/each-database';

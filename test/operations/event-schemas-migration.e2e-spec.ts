@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { CreateEventSchemas1765400000000 } from '../../src/notifications/migrations/1765400000000-create-event-schemas';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
 import { describeEachDatabase } from '../support/each-database';

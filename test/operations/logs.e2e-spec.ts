@@ -1,5 +1,5 @@
 import type { DestinationStream } from 'pino';
-import { LogLevel } from '../../src/config/environment-variables';
+import { LogLevel } from '../../src/service/config/environment-variables';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';

@@ -5,7 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { register as globalRegister, Registry } from 'prom-client';
 import { NOTIFICATIONS_ENTITIES, NOTIFICATIONS_MIGRATIONS, NotificationsMetrics, NotificationsModule } from '../../src';
 import { QUEUE_DEPTH_INTERVAL_MS } from '../../src/notifications/metrics/notifications-metrics.service';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { parsePrometheusText } from '../support/prometheus-text';
 import { startTestApp } from '../support/test-app';

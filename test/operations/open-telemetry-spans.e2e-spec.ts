@@ -1,7 +1,7 @@
 import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { TRACER_NAME } from '../../src/notifications/delivery/trace-context/delivery-tracing';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { registerRecordingTracer, type RecordingTracerProvider } from '../support/recording-tracer';
 

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { databaseOptions } from '../../src/database/database-options';
+import { databaseOptions } from '../../src/service/database/database-options';
 import { PartitionOwnership1765000000000 } from '../../src/notifications/migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from '../../src/notifications/migrations/1765100000000-add-instance-answered-at';
 import { CreateEndpointCircuits1765500000000 } from '../../src/notifications/migrations/1765500000000-create-endpoint-circuits';

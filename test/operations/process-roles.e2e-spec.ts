@@ -1,4 +1,4 @@
-import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';
 

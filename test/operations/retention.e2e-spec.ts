@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { EventType } from '../../src/notifications/catalog/event-catalog';
-import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log.repository';
+import { DeliveryLogRepository } from '../../src/notifications/delivery/delivery-log/delivery-log.repository';
 import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
-import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from '../../src/notifications/delivery/webhook-delivery-attempt.entity';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { DeliveryStatus, WebhookDelivery } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from '../../src/notifications/delivery/entities/webhook-delivery-attempt.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { RetentionService } from '../../src/notifications/retention/retention.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { DELIVERIES } from '../support/settings-api';

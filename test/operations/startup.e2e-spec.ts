@@ -23,7 +23,7 @@ describe('service start-up', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('exits with one line per bad variable, naming it', () => {
-    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/service/main.ts'], {
       cwd: join(__dirname, '..', '..'),
       env: {
         PATH: process.env.PATH,
@@ -49,7 +49,7 @@ describe('service start-up', () => {
 
   it('refuses to start in production without METRICS_TOKEN, in one line saying how to opt out', () => {
     const { METRICS_TOKEN: _token, ...withoutToken } = PRODUCTION;
-    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/service/main.ts'], {
       cwd: join(__dirname, '..', '..'),
       env: { PATH: process.env.PATH, ...withoutToken, DB_PATH: ':memory:' },
       encoding: 'utf8',
@@ -71,7 +71,7 @@ describe('service start-up', () => {
       properties: { x: { $ref: '#/$defs/a' } },
     };
     writeFileSync(join(schemas, 'LOAN_EXECUTED.json'), JSON.stringify({ version: 1, schema: loop }));
-    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/main.ts'], {
+    const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/service/main.ts'], {
       cwd: join(__dirname, '..', '..'),
       env: { PATH: process.env.PATH, ...PRODUCTION, DB_PATH: ':memory:', EVENT_SCHEMAS_DIR: schemas },
       encoding: 'utf8',

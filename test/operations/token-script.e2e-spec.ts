@@ -12,7 +12,7 @@ function token(userId: string) {
     const { PATH, HOME } = process.env;
     return spawnSync(
       process.execPath,
-      ['-r', require.resolve('ts-node/register/transpile-only'), join(REPO, 'src/scripts/token.ts'), userId],
+      ['-r', require.resolve('ts-node/register/transpile-only'), join(REPO, 'src/service/scripts/token.ts'), userId],
       {
         cwd,
         env: { PATH, HOME, TS_NODE_PROJECT: join(REPO, 'tsconfig.json') },

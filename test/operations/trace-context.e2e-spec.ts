@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { InvalidFieldsException } from '../../src/notifications/common/api/api-errors';
-import { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { INTERNAL_API_TOKEN } from '../support/test-app-with-kit';
 import { publisherClient } from '../support/typed-client/publisher-client';

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, resolve } from 'node:path';
-import { withStagedLibrary } from '../../src/scripts/library-package';
+import { withStagedLibrary } from '../../src/service/scripts/library-package';
 
 const ROOT = resolve(__dirname, '..', '..');
 const LINK = /\]\(([^)\s]+)\)/g;

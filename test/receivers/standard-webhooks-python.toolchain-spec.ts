@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { buildSignatureVectors } from '../../src/scripts/signature-vectors';
+import { buildSignatureVectors } from '../../src/service/scripts/signature-vectors';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 // `npm run test:examples`: a Standard Webhooks verifier written from the spec with Python's standard library (the

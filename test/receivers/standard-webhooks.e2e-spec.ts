@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { buildSignatureVectors, type StandardWebhooksVector } from '../../src/scripts/signature-vectors';
+import { buildSignatureVectors, type StandardWebhooksVector } from '../../src/service/scripts/signature-vectors';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 
 /** The official library's verdict; it reads the clock itself (tolerance 5 min), so the clock is set to the vector's now. */

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import type { EventType } from '@funding/notification-webhooks';
 import type { ReceivedRequest } from '@funding/notification-webhooks/testing';
 import { Webhook } from 'standardwebhooks';
-import { LogLevel } from '../../src/config/environment-variables';
+import { LogLevel } from '../../src/service/config/environment-variables';
 import { SecretsService } from '../../src/notifications/secrets/secrets.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { SETTINGS } from '../support/settings-api';

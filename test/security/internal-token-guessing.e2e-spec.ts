@@ -1,4 +1,4 @@
-import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../src/notifications/delivery/internal-token.guard';
+import { INTERNAL_TOKEN_FAILURES_PER_MINUTE } from '../../src/notifications/delivery/publishing/internal-token.guard';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { INTERNAL_EVENTS_PATH } from '../support/test-app-with-kit';
 

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { LogLevel } from '../../src/config/environment-variables';
-import { METRICS_TOKEN_FAILURES_PER_MINUTE } from '../../src/metrics-endpoint/metrics-token.guard';
+import { LogLevel } from '../../src/service/config/environment-variables';
+import { METRICS_TOKEN_FAILURES_PER_MINUTE } from '../../src/service/metrics-endpoint/metrics-token.guard';
 import { QUEUE_DEPTH_INTERVAL_MS } from '../../src/notifications/metrics/notifications-metrics.service';
 import { parsePrometheusText } from '../support/prometheus-text';
 import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';

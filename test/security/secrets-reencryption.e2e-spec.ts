@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { EventType } from '@funding/notification-webhooks';
-import { DbType } from '../../src/config/environment-variables';
+import { DbType } from '../../src/service/config/environment-variables';
 import type { EncryptionKey } from '../../src/notifications/notifications-options.interface';
 import { SecretCipher } from '../../src/notifications/secrets/secret-cipher';
 import { SecretsReencryption, UnconfiguredKeysError } from '../../src/notifications/secrets/secrets-reencryption.service';

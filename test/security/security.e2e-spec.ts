@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { LogLevel } from '../../src/config/environment-variables';
+import { LogLevel } from '../../src/service/config/environment-variables';
 import { appPerSuite, appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import { startTestApp } from '../support/test-app';
 import { DELIVERIES, SETTINGS } from '../support/settings-api';

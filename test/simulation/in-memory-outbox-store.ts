@@ -15,8 +15,8 @@ import {
 } from '../../src/notifications/delivery/engine/outbox-store';
 import { type Ownership, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { TraceContext } from '../../src/notifications/delivery/trace-context/trace-context';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
-import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import { InMemoryPartitionLeases } from './in-memory-partition-leases';
 
 export interface EventRow {

@@ -15,8 +15,8 @@ import {
 } from '../../src/notifications/delivery/engine/outbox-store';
 import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import type { Ownership } from '../../src/notifications/delivery/partitions/partitions';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
-import type { WebhookEvent } from '../../src/notifications/delivery/webhook-event.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
 import type { SimTime } from './sim-time';
 import type { DatabaseFaults } from './database-faults';

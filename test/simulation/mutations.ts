@@ -1,10 +1,10 @@
 import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
-import type { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
+import type { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import type { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { EndpointQueues, QueuedAttempt } from '../../src/notifications/delivery/engine/endpoint-queues';
 import type { AttemptRecord } from '../../src/notifications/delivery/engine/outbox-store';
 import type { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { InvariantName } from './invariants';
 

@@ -1,7 +1,7 @@
 import { Logger, type LoggerService } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { WEBHOOK_EVENT_TYPES, type EventType } from '../../src/notifications/catalog/event-catalog';
-import { DeliveryEvents } from '../../src/notifications/delivery/delivery-events.service';
+import { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import { LEASE_MARGIN_MS, MAX_CLOCK_SKEW_MS, type DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
 import { isUnreachable } from '../../src/notifications/delivery/engine/circuit-breaker';
@@ -15,7 +15,7 @@ import type { AttemptResult, WebhookRequest } from '../../src/notifications/deli
 import { EGRESS_WINDOW_MS } from '../../src/notifications/delivery/partitions/egress-watch';
 import type { WebhookSender } from '../../src/notifications/delivery/http/webhook-sender';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
-import { DeliveryStatus } from '../../src/notifications/delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { PreferencesService, WebhookTarget } from '../../src/notifications/preferences/preferences.service';
 import { webhookKey } from '../../src/notifications/preferences/webhook-key';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';

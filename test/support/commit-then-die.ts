@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { AppModule } from '../../src/app.module';
-import { loadAppConfig } from '../../src/config/load-app-config';
+import { AppModule } from '../../src/service/app.module';
+import { loadAppConfig } from '../../src/service/config/load-app-config';
 import { NotificationChannel } from '../../src/notifications/catalog/event-catalog';
 import { EventType } from '../../src/notifications/catalog/event-catalog';
-import { Severity } from '../../src/notifications/delivery/dto/publish-event.dto';
-import { WebhookPublisher } from '../../src/notifications/delivery/webhook-publisher.service';
+import { Severity } from '../../src/notifications/delivery/wire/severity';
+import { WebhookPublisher } from '../../src/notifications/delivery/publishing/webhook-publisher.service';
 import { PreferencesService } from '../../src/notifications/preferences/preferences.service';
 
 const USER_ID = 7;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DbType } from '../../src/config/environment-variables';
+import { DbType } from '../../src/service/config/environment-variables';
 import type { TestDatabase, TestDatabaseKind } from './test-databases';
 
 /** A database that outlives one connection: a file for SQLite (the in-memory kind would vanish), a fresh schema for MySQL. */

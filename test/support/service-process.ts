@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 
 const ROOT = resolve(__dirname, '../..');
 
-/** The standalone service (`src/main.ts`) in its own process, configured by environment like production. */
+/** The standalone service (`src/service/main.ts`) in its own process, configured by environment like production. */
 export interface ServiceProcess {
   readonly baseUrl: string;
   readonly child: ChildProcess;
@@ -16,7 +16,7 @@ export interface ServiceProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** How to run the service: by default `src/main.ts` through ts-node, in the repository. */
+/** How to run the service: by default `src/service/main.ts` through ts-node, in the repository. */
 export interface ServiceCommand {
   readonly cwd: string;
   readonly command: string;
@@ -28,7 +28,7 @@ export interface ServiceCommand {
 const FROM_SOURCE: ServiceCommand = {
   cwd: ROOT,
   command: process.execPath,
-  args: ['-r', 'ts-node/register/transpile-only', 'src/main.ts'],
+  args: ['-r', 'ts-node/register/transpile-only', 'src/service/main.ts'],
 };
 
 export async function startServiceProcess(env: Record<string, string>, how: ServiceCommand = FROM_SOURCE): Promise<ServiceProcess> {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { DbType } from '../../src/config/environment-variables';
-import type { DatabaseConfig } from '../../src/config/load-app-config';
+import { DbType } from '../../src/service/config/environment-variables';
+import type { DatabaseConfig } from '../../src/service/config/load-app-config';
 import { createMysqlDatabase } from './mysql-database';
 
 /** A throwaway database: SQLite in memory, or a fresh schema on the TEST_MYSQL_URL server. */

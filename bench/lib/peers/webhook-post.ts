@@ -6,10 +6,10 @@ import { DIST } from '../library';
 import { benchEvent } from '../workload';
 import type { PeerInput, PeerJob } from './peer-types';
 
-type RequestFile = typeof import('../../../src/notifications/delivery/webhook-request');
-type BodyFile = typeof import('../../../src/notifications/delivery/webhook-body');
-const { buildWebhookRequest } = require(`${DIST}/notifications/delivery/webhook-request.js`) as RequestFile;
-const { webhookBody } = require(`${DIST}/notifications/delivery/webhook-body.js`) as BodyFile;
+type RequestFile = typeof import('../../../src/notifications/delivery/wire/webhook-request');
+type BodyFile = typeof import('../../../src/notifications/delivery/wire/webhook-body');
+const { buildWebhookRequest } = require(`${DIST}/notifications/delivery/wire/webhook-request.js`) as RequestFile;
+const { webhookBody } = require(`${DIST}/notifications/delivery/wire/webhook-body.js`) as BodyFile;
 
 /** The engine's deadline for an attempt (`DELIVERY_TIMEOUT_MS` default). */
 const TIMEOUT_MS = 5_000;

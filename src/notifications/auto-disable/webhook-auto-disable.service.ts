@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { filter, type Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
 import { GroupCommit } from '../common/concurrency/group-commit';
-import { type AttemptRecorded, DeliveryEvents } from '../delivery/delivery-events.service';
-import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
-import { EndpointHealthRecorder } from '../endpoint-health/endpoint-health-recorder.service';
+import { type AttemptRecorded, DeliveryEvents } from '../delivery/events/delivery-events.service';
+import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
+import { WebhookHealthRecorder } from '../webhook-health/webhook-health-recorder.service';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import { PreferencesService } from '../preferences/preferences.service';
@@ -31,7 +31,7 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
     private readonly events: DeliveryEvents,
     private readonly preferences: PreferencesService,
     private readonly clock: Clock,
-    private readonly health: EndpointHealthRecorder,
+    private readonly health: WebhookHealthRecorder,
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
   ) {
     this.disableAfter = autoDisableAfter(options);

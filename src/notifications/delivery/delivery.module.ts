@@ -9,16 +9,16 @@ import { EventSchemasModule } from '../event-schemas/event-schemas.module';
 import { PreferencesModule } from '../preferences/preferences.module';
 import { UrlPolicyModule } from '../url-policy/url-policy.module';
 import { WebhookUrlPolicy } from '../url-policy/webhook-url-policy';
-import { DeliveriesController } from './deliveries.controller';
-import { DeliveryActivityLogger } from './delivery-activity.logger';
-import { DeliveryEvents } from './delivery-events.service';
-import { DeliveriesService } from './deliveries.service';
-import { DeliveryLogRepository } from './delivery-log.repository';
+import { DeliveriesController } from './delivery-log/deliveries.controller';
+import { DeliveryActivityLogger } from './events/delivery-activity.logger';
+import { DeliveryEvents } from './events/delivery-events.service';
+import { DeliveriesService } from './delivery-log/deliveries.service';
+import { DeliveryLogRepository } from './delivery-log/delivery-log.repository';
 import { AfterCommit } from './engine/after-commit.subscriber';
 import { DeliveryOutboxRepository } from './engine/delivery-outbox.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import { OutboxStore } from './engine/outbox-store';
-import { OwnerWakeController } from './partitions/owner-wake.controller';
+import { OwnerWakeController } from './publishing/owner-wake.controller';
 import { OwnerWakeUps } from './partitions/owner-wake-ups';
 import { PartitionLeaseRepository } from './partitions/partition-lease.repository';
 import { WebhookEndpointCircuit } from './partitions/webhook-endpoint-circuit.entity';
@@ -28,16 +28,16 @@ import { WebhookDeliveryInstance } from './partitions/webhook-delivery-instance.
 import { WebhookPartition } from './partitions/webhook-partition.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings, deliverySettings } from './delivery-settings';
 import { WebhookSender } from './http/webhook-sender';
-import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository';
-import { IDEMPOTENCY_WINDOW_MS, idempotencyWindowMs } from './idempotency/idempotency-window';
-import { WebhookIdempotencyKey } from './idempotency/webhook-idempotency-key.entity';
-import { InternalEventsController } from './internal-events.controller';
-import { InternalTokenGuard } from './internal-token.guard';
+import { IdempotencyKeyRepository } from './publishing/idempotency/idempotency-key.repository';
+import { IDEMPOTENCY_WINDOW_MS, idempotencyWindowMs } from './publishing/idempotency/idempotency-window';
+import { WebhookIdempotencyKey } from './publishing/idempotency/webhook-idempotency-key.entity';
+import { InternalEventsController } from './publishing/internal-events.controller';
+import { InternalTokenGuard } from './publishing/internal-token.guard';
 import { DeliveryTracing } from './trace-context/delivery-tracing';
-import { WebhookDelivery } from './webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from './webhook-delivery-attempt.entity';
-import { WebhookEvent } from './webhook-event.entity';
-import { WebhookPublisher } from './webhook-publisher.service';
+import { WebhookDelivery } from './entities/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from './entities/webhook-delivery-attempt.entity';
+import { WebhookEvent } from './entities/webhook-event.entity';
+import { WebhookPublisher } from './publishing/webhook-publisher.service';
 
 /**
  * WebhookPublisher and DeliveryEvents again, under tokens only NotificationsModule uses: it provides them to hosts from

@@ -1,5 +1,5 @@
 import { EventType, WEBHOOK_EVENT_TYPES } from '../catalog/event-catalog';
-import { webhookDocumentation } from '../delivery/webhook-openapi';
+import { webhookDocumentation } from '../delivery/wire/webhook-openapi';
 import type { EventSchemas } from './event-schemas';
 import { eventSchemaComponents } from './event-schemas-openapi';
 

@@ -2,11 +2,11 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Subscription } from 'rxjs';
 import { Clock } from '../clock/clock';
-import { DeliveryEvents } from '../delivery/delivery-events.service';
+import { DeliveryEvents } from '../delivery/events/delivery-events.service';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { ATTEMPT_OUTCOMES } from '../delivery/http/attempt-result';
 import { PARTITION_COUNT } from '../delivery/partitions/partitions';
-import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 
@@ -35,7 +35,7 @@ const NAMES = {
   circuitsOpen: 'webhook_circuits_open',
   partitionsOwned: 'webhook_partitions_owned',
   circuitsOpened: 'webhook_circuits_opened_total',
-  parked: 'webhook_deliveries_parked_total',
+  skipped: 'webhook_deliveries_parked_total',
   testSends: 'webhook_test_sends_total',
   healthTransitions: 'webhook_health_transitions_total',
 } as const;
@@ -119,8 +119,8 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       help: 'Times an endpoint stopped answering and its circuit opened.',
       registers,
     });
-    const parked = new Counter({
-      name: NAMES.parked,
+    const skipped = new Counter({
+      name: NAMES.skipped,
       help: "Attempts skipped without a request (outcome circuit_open) because their endpoint's circuit was open; each counts as one of the 6.",
       registers,
     });
@@ -146,7 +146,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
     for (const state of FINAL_STATES) finished.inc({ state }, 0);
     claimed.inc(0);
     circuitsOpened.inc(0);
-    parked.inc(0);
+    skipped.inc(0);
 
     this.subscriptions = [
       events.attemptRecorded.subscribe((attempt) => {
@@ -156,7 +156,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       }),
       events.deliveryCancelled.subscribe(() => finished.inc({ state: DeliveryStatus.CANCELLED })),
       events.circuitOpened.subscribe(() => circuitsOpened.inc()),
-      events.deliveriesParked.subscribe((batch) => parked.inc(batch.count)),
+      events.deliveriesParked.subscribe((batch) => skipped.inc(batch.count)),
       events.testSendFinished.subscribe((send) => testSends.inc({ outcome: send.outcome })),
       events.webhookHealthChanged.subscribe((change) => healthTransitions.inc({ to: change.to })),
       events.schedulerTickFinished.subscribe((tick) => {

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
-import { DeliveryStatus } from '../delivery/webhook-delivery.entity';
+import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
-import { IdempotencyKeyRepository } from '../delivery/idempotency/idempotency-key.repository';
-import { IDEMPOTENCY_WINDOW_MS } from '../delivery/idempotency/idempotency-window';
+import { IdempotencyKeyRepository } from '../delivery/publishing/idempotency/idempotency-key.repository';
+import { IDEMPOTENCY_WINDOW_MS } from '../delivery/publishing/idempotency/idempotency-window';
 import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';
 
 /** What one purge deleted. */

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
-import { DeliveryEvents } from '../delivery/delivery-events.service';
+import { DeliveryEvents } from '../delivery/events/delivery-events.service';
 import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 
 /** Every minute (spec 6.3), claims due retries in batches and attempts them; one run at a time per instance. */

@@ -19,7 +19,7 @@ export interface RunningService {
 }
 
 /**
- * Starts `node dist/main.js` (the standalone service) on a fresh embedded SQLite database, trusting the loopback
+ * Starts `node dist/service/main.js` (the standalone service) on a fresh embedded SQLite database, trusting the loopback
  * receiver's CA and allowing 127.0.0.0/8 as webhook targets, as docs/configuration.md describes.
  */
 export async function startService(options: { receiverCaPem: string; env?: Record<string, string> }): Promise<RunningService> {
@@ -30,7 +30,7 @@ export async function startService(options: { receiverCaPem: string; env?: Recor
   const jwtSecret = randomBytes(32).toString('hex');
   const internalToken = randomBytes(32).toString('hex');
   let output = '';
-  const child: ChildProcess = spawn(process.execPath, [builtFile('dist/main.js')], {
+  const child: ChildProcess = spawn(process.execPath, [builtFile('dist/service/main.js')], {
     cwd: dir, // no stray .env is read
     env: {
       PATH: process.env.PATH,

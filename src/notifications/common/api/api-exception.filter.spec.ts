@@ -2,7 +2,7 @@ import type { ArgumentsHost } from '@nestjs/common';
 import { BadRequestException, Logger } from '@nestjs/common';
 import { QueryFailedError } from 'typeorm';
 import { ApiExceptionFilter } from './api-exception.filter';
-import { RetryLaterException } from '../../delivery/publish-deadline/retry-later.exception';
+import { RetryLaterException } from './retry-later.exception';
 
 function driverError(code: string | undefined, message: string, extra: Record<string, unknown> = {}): Error {
   return Object.assign(new Error(message), code === undefined ? {} : { code }, extra);

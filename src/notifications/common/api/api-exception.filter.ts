@@ -4,7 +4,7 @@ import type { Request, Response } from 'express';
 import type { FieldError } from './api-errors';
 import { isDatabaseUnavailable } from '../database/database-errors';
 import type { ErrorResponseDto } from './error-response.dto';
-import { RetryLaterException } from '../../delivery/publish-deadline/retry-later.exception';
+import { RetryLaterException } from './retry-later.exception';
 
 function toBody(status: number, response: unknown): ErrorResponseDto {
   const error = STATUS_CODES[status] ?? 'Error';

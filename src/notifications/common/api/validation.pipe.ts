@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
 import { type FieldError, InvalidFieldsException } from './api-errors';
-import { rawInputErrors } from '../../delivery/raw-input';
+import { rawInputErrors } from './raw-input';
 
 /** One FieldError per failed constraint, with dotted paths (`events[2].type` style for arrays). */
 export function flattenValidationErrors(errors: readonly ValidationError[], parent = ''): FieldError[] {

@@ -1,5 +1,5 @@
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../retry-policy';
-import { DeliveryStatus } from '../webhook-delivery.entity';
+import { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import type { AttemptResult } from '../http/attempt-result';
 import { attemptRecord, refusedUnsigned } from './attempt-record';
 

@@ -1,7 +1,7 @@
 import { blockedBeforeConnect } from '../http/attempt-error';
 import type { AttemptResult } from '../http/attempt-result';
 import { nextAttemptAt } from '../retry-policy';
-import { DeliveryStatus } from '../webhook-delivery.entity';
+import { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import type { AttemptRecord } from './outbox-store';
 
 /**

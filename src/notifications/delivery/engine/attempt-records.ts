@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import type { Clock } from '../../clock/clock';
 import { MAX_CLOCK_SKEW_MS } from '../delivery-settings';
 import { GroupCommit } from '../../common/concurrency/group-commit';
-import type { DeliveryEvents } from '../delivery-events.service';
+import type { DeliveryEvents } from '../events/delivery-events.service';
 import type { InstanceCapacity } from './instance-capacity';
 import type { AttemptRecord, ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';

@@ -6,9 +6,9 @@ import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/
 import { isMySql } from '../../common/database/is-mysql';
 import { affectedRowsOf } from './affected-rows';
 import { shortTransaction } from '../../common/database/short-transaction';
-import { DeliveryStatus, WebhookDelivery } from '../webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from '../webhook-delivery-attempt.entity';
-import { WebhookEvent } from '../webhook-event.entity';
+import { DeliveryStatus, WebhookDelivery } from '../entities/webhook-delivery.entity';
+import { WebhookDeliveryAttempt } from '../entities/webhook-delivery-attempt.entity';
+import { WebhookEvent } from '../entities/webhook-event.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
 import { storedTraceContext } from '../trace-context/stored-trace-context';
 import { type ClaimMode, claimModeFor, distributedServerOf } from './claim-mode';

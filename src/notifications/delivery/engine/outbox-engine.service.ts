@@ -12,15 +12,15 @@ import {
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../../clock/clock';
 import { PreferencesService } from '../../preferences/preferences.service';
-import { DeliveryEvents } from '../delivery-events.service';
+import { DeliveryEvents } from '../events/delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
 import { WebhookSender } from '../http/webhook-sender';
 import { OwnerWakeUps } from '../partitions/owner-wake-ups';
 import { PartitionOwnership } from '../partitions/partition-ownership';
 import { partitionOf } from '../partitions/partitions';
 import { DeliveryTracing } from '../trace-context/delivery-tracing';
-import type { DeliveryStatus } from '../webhook-delivery.entity';
-import type { WebhookEvent } from '../webhook-event.entity';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
+import type { WebhookEvent } from '../entities/webhook-event.entity';
 import { AfterCommit } from './after-commit.subscriber';
 import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';

@@ -2,8 +2,8 @@ import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptResult } from '../http/attempt-result';
 import type { TraceContext } from '../trace-context/trace-context';
 import type { Ownership } from '../partitions/partitions';
-import type { DeliveryStatus } from '../webhook-delivery.entity';
-import type { WebhookEvent } from '../webhook-event.entity';
+import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
+import type { WebhookEvent } from '../entities/webhook-event.entity';
 
 /** A delivery this worker holds the lease of, with the exact body to send. */
 export interface ClaimedDelivery {

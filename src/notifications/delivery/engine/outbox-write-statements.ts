@@ -1,7 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { partitionOf } from '../partitions/partitions';
 import { traceColumns } from '../trace-context/stored-trace-context';
-import { DeliveryStatus } from '../webhook-delivery.entity';
+import { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import type { AttemptRecord, ClaimedDelivery, Lease, NewEvent, Placement } from './outbox-store';
 
 /**
