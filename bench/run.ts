@@ -1,6 +1,7 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,spread-latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers]`:
+// `npm run bench [-- --quick] [-- --only=throughput,latency,spread-latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers,dns-flood]`:
 // the delivery benchmark of issue 4, the isolation scenario of issue 11, whether the per-endpoint limits hold across
-// instances, and our engine against pg-boss, BullMQ and a design floor on the same workload (issue 34).
+// instances, our engine against pg-boss, BullMQ and a design floor on the same workload (issue 34), and whether a user
+// saving host names whose DNS never answers slows anyone else down (issue 36).
 // Prints one JSON document on stdout (progress goes to stderr) and writes bench/results/latest.json.
 // Exits 1 when a delivery had a bad signature or an event was lost.
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -14,6 +15,7 @@ import { RESULTS_DIR } from './lib/paths';
 import type { ReceiverStart } from './lib/receiver-types';
 import type { BenchReport, RatedRun, Target } from './lib/report';
 import { backlog } from './scenarios/backlog';
+import { ANSWERED_ZONE, dnsFlood } from './scenarios/dns-flood';
 import { measureCeiling } from './scenarios/ceiling';
 import { endpointLimits } from './scenarios/endpoint-limits';
 import { isolation } from './scenarios/isolation';
@@ -36,6 +38,7 @@ const SCENARIOS = [
   'recovery',
   'endpoint-limits',
   'peers',
+  'dns-flood',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -50,6 +53,7 @@ const FULL: BenchSize = {
   scaleOut: [1, 2, 3],
   isolation: { users: 200, seconds: 60, neighbourEvents: 2000, stragglerWaitSeconds: 30 },
   endpointLimits: { slowEvents: 300, deadSeconds: 40, deadRate: 10 },
+  dnsFlood: { seconds: 15, rounds: 3, attackerRate: 4 },
 };
 const QUICK: BenchSize = {
   ...FULL,
@@ -59,6 +63,7 @@ const QUICK: BenchSize = {
   backlog: 10_000,
   isolation: { ...FULL.isolation, seconds: 20 },
   endpointLimits: { ...FULL.endpointLimits, slowEvents: 150, deadSeconds: 20 },
+  dnsFlood: { ...FULL.dnsFlood, seconds: 10, rounds: 2 },
 };
 /** Publish to first attempt, p99, with three instances behind a load balancer that wake each other. */
 const SPREAD_WOKEN_P99_MS = 50;
@@ -93,6 +98,11 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     deadSeconds: number('endpoint-limits-dead-seconds') ?? base.endpointLimits.deadSeconds,
     deadRate: number('endpoint-limits-dead-rate') ?? base.endpointLimits.deadRate,
   };
+  const dnsFlood = {
+    seconds: number('dns-flood-seconds') ?? base.dnsFlood.seconds,
+    rounds: number('dns-flood-rounds') ?? base.dnsFlood.rounds,
+    attackerRate: number('dns-flood-attacker-rate') ?? base.dnsFlood.attackerRate,
+  };
   const size = {
     ...base,
     events: number('events') ?? base.events,
@@ -104,6 +114,7 @@ function parseArgs(argv: readonly string[]): { size: BenchSize; quick: boolean; 
     latencyIdleSeconds: number('latency-idle-seconds') ?? 5,
     isolation,
     endpointLimits,
+    dnsFlood,
   };
   return { size, quick, only: new Set(only as Scenario[]) };
 }
@@ -121,7 +132,7 @@ async function main(): Promise<void> {
   const receiver = IpcChild.fork(resolve(__dirname, 'lib/receiver-process.js'), 'receiver');
   await receiver.ready;
   const caFile = join(logDir, 'receiver-ca.pem');
-  const { bases, caPem } = await receiver.call<ReceiverStart>('start', ORIGINS, caFile);
+  const { bases, caPem } = await receiver.call<ReceiverStart>('start', ORIGINS, caFile, [`*.${ANSWERED_ZONE}`]);
   const context: BenchContext = { size, server, receiver, bases, caPem, caFile, logDir, profileDir, failures: [] };
   const report: BenchReport = {
     meta: {
@@ -253,6 +264,12 @@ async function main(): Promise<void> {
         report.peers = { failed: message };
       }
     }
+    if (only.has('dns-flood')) {
+      const { rounds, seconds, attackerRate } = size.dnsFlood;
+      log(`dns-flood: ${rounds} rounds of ${seconds} s of victims alone, then ${seconds} s next to ${attackerRate} black-holed saves/s`);
+      report.dnsFlood = await dnsFlood(context, size.dnsFlood);
+      log(`dns-flood: victims' p99 ratios ${JSON.stringify(report.dnsFlood.ratios)}`);
+    }
     if (!quick) {
       log('ceiling again, to see the drift within this run');
       const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
@@ -369,6 +386,7 @@ function targets(report: BenchReport): Record<string, Target> {
     result.spreadLatencyP99Within1sPoll = { p99: polled, met: polled <= 1_100 };
   }
   if (report.peers && 'targets' in report.peers) Object.assign(result, report.peers.targets);
+  Object.assign(result, report.dnsFlood?.targets);
   return result;
 }
 

@@ -1,3 +1,4 @@
+import type { DnsFloodSize } from '../scenarios/dns-flood';
 import type { DatabaseServer } from './databases';
 import type { IpcChild } from './ipc';
 import type { DeliveryStates } from './delivery-states';
@@ -18,6 +19,7 @@ export interface BenchSize {
   readonly scaleOut: readonly number[];
   readonly isolation: IsolationSize;
   readonly endpointLimits: EndpointLimitsSize;
+  readonly dnsFlood: DnsFloodSize;
 }
 
 /** Sizes of the endpoint-limits scenario. */

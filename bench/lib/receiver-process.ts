@@ -256,9 +256,9 @@ function answer(behaviour: ReceivedAttempt['behaviour'], req: IncomingMessage, r
   }
 }
 
-async function start(origins: number, caFile: string): Promise<ReceiverStart> {
+async function start(origins: number, caFile: string, dnsNames: readonly string[] = []): Promise<ReceiverStart> {
   const hosts = Array.from({ length: origins }, (_, i) => `127.0.0.${i + 1}`);
-  const { keyPem, certPem } = await generateTestCertificate(hosts);
+  const { keyPem, certPem } = await generateTestCertificate(hosts, dnsNames);
   writeFileSync(caFile, certPem);
   const bases: string[] = [];
   for (const host of hosts) {
@@ -302,9 +302,17 @@ function stats(): ReceiverStats {
 }
 
 serveIpc({
-  start: (origins: number, caFile: string) => start(origins, caFile),
+  start: (origins: number, caFile: string, dnsNames?: string[]) => start(origins, caFile, dnsNames),
   setSecrets: (entries: [string, string][]) => {
     secrets = new Map(entries);
+  },
+  /** Adds to the secrets known (for webhooks enabled while a scenario runs). */
+  addSecrets: (entries: [string, string][]) => {
+    for (const [key, secret] of entries) secrets.set(key, secret);
+  },
+  /** Closes every keep-alive connection that has no request in flight, as a receiver's own idle timeout would. */
+  closeIdleConnections: () => {
+    for (const server of servers) server.closeIdleConnections();
   },
   configure: (options: { faults?: FaultRates | null; keepAttempts?: boolean; okDelayMs?: number }) => {
     okDelayMs = options.okDelayMs ?? 0;

@@ -1,5 +1,6 @@
 import type { BacklogResult } from '../scenarios/backlog';
 import type { CeilingResult } from '../scenarios/ceiling';
+import type { DnsFloodResult } from '../scenarios/dns-flood';
 import type { EndpointLimitsResult } from '../scenarios/endpoint-limits';
 import type { IsolationResult } from '../scenarios/isolation';
 import type { LatencyResult } from '../scenarios/latency';
@@ -38,6 +39,8 @@ export interface BenchReport {
   endpointLimits?: EndpointLimitsResult | { readonly skipped: string };
   /** Our engine against pg-boss, BullMQ and the design floor on the throughput workload (or the one line it failed with). */
   peers?: PeersResult | { readonly failed: string };
+  /** Issue 36 §1: victims' latencies without and with one user's flood of black-holed host names. */
+  dnsFlood?: DnsFloodResult;
   profiles?: Record<string, ProfileSummary>;
   targets?: Record<string, Target>;
   failures?: string[];

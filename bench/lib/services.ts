@@ -17,6 +17,8 @@ const ENCRYPTION_KEY = `bench:${randomBytes(32).toString('base64')}`;
 export interface ServiceEnvInput {
   readonly database: Record<string, string>;
   readonly caFile: string;
+  /** DNS servers for webhook host names (`WEBHOOK_DNS_SERVERS`); default: the system's. */
+  readonly dnsServers?: readonly string[];
   readonly delivery?: {
     concurrency?: number;
     batchSize?: number;
@@ -55,6 +57,7 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     METRICS_OPEN_IN_PRODUCTION: 'i-understand-metrics-are-open',
     WEBHOOK_EXTRA_CA_FILE: input.caFile,
     ...input.database,
+    ...(input.dnsServers ? { WEBHOOK_DNS_SERVERS: input.dnsServers.join(',') } : {}),
     ...optional('DELIVERY_CONCURRENCY', tuning.concurrency),
     ...optional('DELIVERY_BATCH_SIZE', tuning.batchSize),
     ...optional('DELIVERY_LEASE_MS', tuning.leaseMs),

@@ -15,8 +15,14 @@ export interface TestCertificate {
   readonly certPem: string;
 }
 
-/** A fresh self-signed EC certificate for these IPs (default 127.0.0.1) and DNS {@link RECEIVER_HOSTNAME}. */
-export async function generateTestCertificate(ips: readonly string[] = ['127.0.0.1']): Promise<TestCertificate> {
+/**
+ * A fresh self-signed EC certificate for these IPs (default 127.0.0.1), DNS {@link RECEIVER_HOSTNAME} and any further
+ * `dnsNames` (wildcards such as `*.hooks.test` included).
+ */
+export async function generateTestCertificate(
+  ips: readonly string[] = ['127.0.0.1'],
+  dnsNames: readonly string[] = [],
+): Promise<TestCertificate> {
   const { generate } = await loadSelfsigned();
   const pems = await generate([{ name: 'commonName', value: RECEIVER_HOSTNAME }], {
     keyType: 'ec',
@@ -27,7 +33,10 @@ export async function generateTestCertificate(ips: readonly string[] = ['127.0.0
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
-        altNames: [...ips.map((ip) => ({ type: 7 as const, ip })), { type: 2 as const, value: RECEIVER_HOSTNAME }],
+        altNames: [
+          ...ips.map((ip) => ({ type: 7 as const, ip })),
+          ...[RECEIVER_HOSTNAME, ...dnsNames].map((value) => ({ type: 2 as const, value })),
+        ],
       },
     ],
   });

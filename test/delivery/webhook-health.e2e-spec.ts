@@ -12,7 +12,7 @@ import { WebhookAutoDisable } from '../../src/notifications/auto-disable/webhook
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
 import { describeEachDatabase, describeEachServerDatabase } from '../support/each-database';
 import { parsePrometheusText } from '../support/prometheus-text';
-import { SETTINGS } from '../support/settings-api';
+import { DELIVERIES, SETTINGS } from '../support/settings-api';
 import { startTestAppOn, type TestApp } from '../support/test-app';
 import { startTestAppWithKit, type TestAppWithKit } from '../support/test-app-with-kit';
 import type { TestDatabase } from '../support/test-databases';
@@ -64,6 +64,9 @@ describeEachDatabase('webhook health on $name', (kind) => {
         await t.runScheduler();
         await settled();
       },
+      /** The user's delivery log, newest first. */
+      deliveries: async (): Promise<Record<string, unknown>[]> =>
+        (await t.http().get(DELIVERIES).set('Authorization', t.bearer(userId)).expect(200)).body.data,
       health: async (type: string): Promise<HealthItem> => {
         const response = await t.http().get(HEALTH).set('Authorization', t.bearer(userId)).expect(200);
         const item = (response.body as HealthItem[]).find((row) => row.type === type);
@@ -199,6 +202,56 @@ describeEachDatabase('webhook health on $name', (kind) => {
       s.t.receiver.respondWith({ status: 503 }); // the new URL's own failures count from zero
       await s.publish('RATE_SPIKE');
       expect(await s.health('RATE_SPIKE')).toMatchObject({ state: 'HEALTHY', failedAttemptsInRow: 1 });
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  it('does not count against a new URL an attempt to the old one that was in flight when the URL changed', async () => {
+    const s = await scenario({ healthFailingAfterAttempts: 1, delivery: { timeoutMs: 1500 } });
+    try {
+      const [oldPath, newPath] = [`/old${s.userId}`, `/new${s.userId}`];
+      await s.t.enableWebhook(s.userId, 'RATE_SPIKE', oldPath);
+      s.t.receiver.respondWith('hang', { path: oldPath });
+      await s.t.publish({ events: [event(s.userId, 'RATE_SPIKE')] }).expect(202);
+      await s.t.receiver.waitForDelivery({ path: oldPath }); // the attempt hangs at the old URL
+      await s.t.enableWebhook(s.userId, 'RATE_SPIKE', newPath);
+      await s.t.settle(); // the old URL's attempt times out, after the change
+      expect((await s.deliveries())[0]).toMatchObject({ attemptCount: 1, lastError: 'timed out after 1500 ms' });
+
+      const fresh = await s.health('RATE_SPIKE');
+      expect(fresh).toMatchObject({ webhookUrl: s.t.receiver.url(newPath), state: 'HEALTHY', failedAttemptsInRow: 0, failingSince: null });
+      expect(fresh).not.toHaveProperty('lastAttempt');
+      expect(s.kinds()).toEqual([]);
+
+      s.t.receiver.respondWith({ status: 503 }, { path: newPath }); // the retry goes to the new URL: that failure is its own
+      await s.retry(MINUTE);
+      expect(await s.health('RATE_SPIKE')).toMatchObject({ state: 'FAILING', failedAttemptsInRow: 1, lastAttempt: { statusCode: 503 } });
+    } finally {
+      await s.t.close();
+    }
+  });
+
+  it('does not auto-disable a new URL for a delivery whose last attempt, in flight at the change, went to the old one', async () => {
+    const s = await scenario({ autoDisableAfterFailures: 1, delivery: { timeoutMs: 1500 } });
+    try {
+      const [oldPath, newPath] = [`/old${s.userId}`, `/new${s.userId}`];
+      await s.t.enableWebhook(s.userId, 'STRATEGY_ERROR', oldPath);
+      s.t.receiver.respondWith({ status: 500 }, { path: oldPath });
+      await s.publish('STRATEGY_ERROR');
+      for (let attempt = 2; attempt <= 5; attempt++) await s.retry(5 * HOUR);
+      s.t.receiver.respondWith('hang', { path: oldPath });
+      s.t.advance(5 * HOUR);
+      const lastAttempt = s.t.runScheduler(); // the 6th and last attempt hangs at the old URL
+      await s.t.receiver.waitForDelivery({ path: oldPath, count: 6 });
+      await s.t.enableWebhook(s.userId, 'STRATEGY_ERROR', newPath);
+      await lastAttempt;
+      await s.t.app.get(WebhookAutoDisable).idle();
+      await s.t.settle();
+      expect((await s.deliveries())[0]).toMatchObject({ status: 'FAILED', attemptCount: 6 });
+
+      expect(await s.health('STRATEGY_ERROR')).toMatchObject({ webhookUrl: s.t.receiver.url(newPath), enabled: true, state: 'HEALTHY' });
+      expect(s.kinds()).not.toContain('disabled: FAILING → DISABLED');
     } finally {
       await s.t.close();
     }

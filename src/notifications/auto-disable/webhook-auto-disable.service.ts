@@ -15,7 +15,8 @@ const MAX_BATCH = 500;
 
 /**
  * Disables a user's webhook for a type after N of its deliveries in a row ended FAILED (option
- * `autoDisableAfterFailures`, off by default). Listens to finished deliveries and accounts for them in
+ * `autoDisableAfterFailures`, off by default), each counted only while the webhook still has the URL its last
+ * attempt went to. Listens to finished deliveries and accounts for them in
  * batches, in the order they finished: those that finish while a batch is written go into the next,
  * so a busy worker pays a few writes per batch rather than one per delivery. Pending deliveries of a
  * disabled type are then cancelled by the worker.
@@ -58,7 +59,7 @@ export class WebhookAutoDisable implements OnModuleInit, OnApplicationShutdown {
   private async record(batch: AttemptRecorded[]): Promise<void[]> {
     try {
       const runs = foldFinished(
-        batch.map(({ userId, type, status }) => ({ userId, type, delivered: status === DeliveryStatus.DELIVERED })),
+        batch.map(({ userId, type, status, webhookUrl }) => ({ userId, type, webhookUrl, delivered: status === DeliveryStatus.DELIVERED })),
       );
       const now = this.clock.now();
       const disabled = await this.preferences.recordFinishedRuns(runs, { disableAfter: this.disableAfter, now });

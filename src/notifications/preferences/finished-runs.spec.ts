@@ -21,4 +21,17 @@ describe('foldFinished', () => {
       { userId: 1, type: LOAN_EXECUTED, reset: true, failuresAfter: 0 },
     ]);
   });
+
+  it("keeps a webhook's runs apart by the URL their last attempts went to", () => {
+    const runs = foldFinished([
+      { userId: 1, type: RATE_SPIKE, delivered: false, webhookUrl: 'https://old.example/hook' },
+      { userId: 1, type: RATE_SPIKE, delivered: false, webhookUrl: 'https://new.example/hook' },
+      { userId: 1, type: RATE_SPIKE, delivered: false, webhookUrl: 'https://old.example/hook' },
+    ]);
+
+    expect(runs).toEqual([
+      { userId: 1, type: RATE_SPIKE, webhookUrl: 'https://old.example/hook', reset: false, failuresAfter: 2 },
+      { userId: 1, type: RATE_SPIKE, webhookUrl: 'https://new.example/hook', reset: false, failuresAfter: 1 },
+    ]);
+  });
 });

@@ -4,6 +4,7 @@ import { Brackets, type EntityManager, Repository } from 'typeorm';
 import { type EventType, NotificationChannel } from '../catalog/event-catalog';
 import { isUniqueViolation } from '../common/database/database-errors';
 import { findInChunks } from './find-in-chunks';
+import { webhookKey } from './webhook-key';
 import { NotificationPreference } from './notification-preference.entity';
 import type { StoredSigningKey } from '../secrets/webhook-signing-key.entity';
 import type { StoredSigningSecret } from '../secrets/webhook-signing-secret.entity';
@@ -12,6 +13,11 @@ export interface PreferenceKey {
   readonly userId: number;
   readonly type: EventType;
   readonly channel: NotificationChannel;
+}
+
+/** A webhook preference's key, and the URL its failures were counted for: a row whose URL has changed since is left alone. */
+export interface WebhookFailureKey extends PreferenceKey {
+  readonly webhookUrl?: string;
 }
 
 export interface PreferenceChange {
@@ -90,6 +96,19 @@ export class NotificationPreferenceRepository {
     });
   }
 
+  /** The URL of each of these (user, type) pairs that has a WEBHOOK preference, by {@link webhookKey}. */
+  async webhookUrls(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, string | null>> {
+    const urls = new Map<string, string | null>();
+    for (const chunk of chunks(pairs)) {
+      const rows = await this.preferences.manager.query<{ user_id: number | string; type: EventType; webhook_url: string | null }[]>(
+        `SELECT user_id, type, webhook_url FROM notification_preferences WHERE channel = ? AND (user_id, type) IN (${chunk.map(() => '(?, ?)').join(', ')})`,
+        [NotificationChannel.WEBHOOK, ...chunk.flatMap(({ userId, type }) => [userId, type])],
+      );
+      for (const row of rows) urls.set(webhookKey(Number(row.user_id), row.type), row.webhook_url);
+    }
+    return urls;
+  }
+
   /** Creates or updates the preference; a concurrent first write of the same key turns into an update. */
   async upsert(key: PreferenceKey, change: PreferenceChange): Promise<NotificationPreference> {
     const existing = await this.findOne(key);
@@ -133,7 +152,7 @@ export class NotificationPreferenceRepository {
    * keys, then reads the new counts back in one SELECT per chunk. Answers the preferences still enabled.
    */
   async countFailures(
-    failures: readonly { key: PreferenceKey; count: number }[],
+    failures: readonly { key: WebhookFailureKey; count: number }[],
   ): Promise<{ userId: number; type: EventType; consecutiveFailures: number }[]> {
     for (const count of new Set(failures.map((failure) => failure.count))) {
       const keys = failures.filter((failure) => failure.count === count).map((failure) => failure.key);
@@ -162,7 +181,7 @@ export class NotificationPreferenceRepository {
   }
 
   /** Forgets the failures in a row of these preferences (a delivery succeeded); writes only rows that had some. */
-  async resetFailures(keys: readonly PreferenceKey[]): Promise<void> {
+  async resetFailures(keys: readonly WebhookFailureKey[]): Promise<void> {
     for (const chunk of chunks(keys)) {
       await this.preferences
         .createQueryBuilder()
@@ -211,14 +230,18 @@ function chunks<T>(items: readonly T[]): T[][] {
 }
 
 /** `(user_id = … AND type = … AND channel = …) OR …`, one term per key. */
-function anyOf(keys: readonly PreferenceKey[]): Brackets {
+function anyOf(keys: readonly WebhookFailureKey[]): Brackets {
   return new Brackets((where) =>
-    keys.forEach(({ userId, type, channel }, j) =>
-      where.orWhere(`(user_id = :u${j} AND type = :t${j} AND channel = :c${j})`, {
-        [`u${j}`]: userId,
-        [`t${j}`]: type,
-        [`c${j}`]: channel,
-      }),
+    keys.forEach(({ userId, type, channel, webhookUrl }, j) =>
+      where.orWhere(
+        `(user_id = :u${j} AND type = :t${j} AND channel = :c${j}${webhookUrl === undefined ? '' : ` AND webhook_url = :w${j}`})`,
+        {
+          [`u${j}`]: userId,
+          [`t${j}`]: type,
+          [`c${j}`]: channel,
+          ...(webhookUrl === undefined ? {} : { [`w${j}`]: webhookUrl }),
+        },
+      ),
     ),
   );
 }

@@ -165,7 +165,13 @@ export class PreferencesService {
    * `policy.disableAfter`, disable the type's webhook with a reason. Answers the webhooks it disabled.
    */
   async recordFinishedRuns(runs: readonly FinishedRun[], policy: AutoDisablePolicy): Promise<DisabledWebhook[]> {
-    const key = ({ userId, type }: Pick<FinishedRun, 'userId' | 'type'>) => ({ userId, type, channel: WEBHOOK });
+    // Keyed by the URL too: a delivery whose last attempt went to a URL the user has replaced since counts for neither.
+    const key = ({ userId, type, webhookUrl }: Pick<FinishedRun, 'userId' | 'type' | 'webhookUrl'>) => ({
+      userId,
+      type,
+      channel: WEBHOOK,
+      webhookUrl,
+    });
     await this.preferences.resetFailures(runs.filter((run) => run.reset).map(key));
     const failing = runs.filter(({ failuresAfter }) => failuresAfter > 0).map((run) => ({ key: key(run), count: run.failuresAfter }));
     const counted = await this.preferences.countFailures(failing);
@@ -241,6 +247,11 @@ export class PreferencesService {
         targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
       ]),
     );
+  }
+
+  /** The URL of each of these webhooks, enabled or not, by {@link webhookKey}; absent: no webhook preference. */
+  webhookUrls(pairs: readonly { userId: number; type: EventType }[], manager?: EntityManager): Promise<Map<string, string | null>> {
+    return (manager ? this.preferences.in(manager) : this.preferences).webhookUrls(pairs);
   }
 
   /** The configured webhook URL and secret, enabled or not (for test sends). */

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Subscription } from 'rxjs';
+import type { EntityManager } from 'typeorm';
 import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { GroupCommit } from '../common/concurrency/group-commit';
@@ -25,6 +26,8 @@ interface Observed {
   readonly userId: number;
   readonly type: EventType;
   readonly observation: HealthObservation;
+  /** For an attempt (made or skipped): the URL it went to. */
+  readonly webhookUrl?: string;
 }
 
 /**
@@ -61,12 +64,12 @@ export class WebhookHealthRecorder implements OnModuleInit, OnApplicationShutdow
       }),
     );
     const attempts = this.events.attemptRecorded.subscribe(
-      ({ userId, type, outcome, statusCode, error, attemptedAt, circuitOpenUntil }) => {
+      ({ userId, type, outcome, statusCode, error, attemptedAt, circuitOpenUntil, webhookUrl }) => {
         const observation: HealthObservation =
           outcome === 'circuit_open'
             ? { kind: 'circuit_open', at: attemptedAt, until: circuitOpenUntil ?? attemptedAt }
             : { kind: 'attempt', at: attemptedAt, outcome, statusCode, error };
-        void this.observe({ userId, type, observation });
+        void this.observe({ userId, type, observation, webhookUrl });
       },
     );
     this.subscriptions.push(attempts);
@@ -119,24 +122,39 @@ export class WebhookHealthRecorder implements OnModuleInit, OnApplicationShutdow
   private async record(batch: Observed[]): Promise<void[]> {
     let written: ReadonlyMap<string, HealthFacts> = new Map();
     try {
-      const byWebhook = new Map<string, { userId: number; type: EventType; observations: HealthObservation[] }>();
-      for (const { userId, type, observation } of batch) {
-        const key = webhookKey(userId, type);
-        const entry = byWebhook.get(key) ?? { userId, type, observations: [] };
-        entry.observations.push(observation);
+      const byWebhook = new Map<string, { userId: number; type: EventType; observed: Observed[] }>();
+      for (const observed of batch) {
+        const key = webhookKey(observed.userId, observed.type);
+        const entry = byWebhook.get(key) ?? { userId: observed.userId, type: observed.type, observed: [] };
+        entry.observed.push(observed);
         byWebhook.set(key, entry);
       }
-      const changes = await this.health.update([...byWebhook.values()], this.clock.now(), (stored) => {
-        const writes = new Map<string, HealthFacts>();
-        const found: WebhookHealthChanged[] = [];
-        for (const [key, { userId, type, observations }] of byWebhook) {
-          const { facts, changes } = applyObservations({ userId, type }, stored.get(key)!, observations, this.failingAfter);
-          writes.set(key, facts);
-          found.push(...changes);
-        }
-        written = writes;
-        return { writes, result: found };
-      });
+      const keys = [...byWebhook.values()];
+      // Read under the rows' locks: an attempt recorded after the URL change was committed is seen as the old URL's.
+      const currentUrls = batch.some((observed) => observed.webhookUrl !== undefined)
+        ? (manager: EntityManager) => this.preferences.webhookUrls(keys, manager)
+        : undefined;
+      const changes = await this.health.update(
+        keys,
+        this.clock.now(),
+        (stored, urls: ReadonlyMap<string, string | null> | undefined) => {
+          const writes = new Map<string, HealthFacts>();
+          const found: WebhookHealthChanged[] = [];
+          for (const [key, { userId, type, observed }] of byWebhook) {
+            const current = urls?.get(key);
+            // An attempt to a URL the user has replaced since tells nothing about the URL of now (it started healthy).
+            const observations = observed
+              .filter(({ webhookUrl }) => webhookUrl === undefined || current == null || webhookUrl === current)
+              .map(({ observation }) => observation);
+            const { facts, changes } = applyObservations({ userId, type }, stored.get(key)!, observations, this.failingAfter);
+            writes.set(key, facts);
+            found.push(...changes);
+          }
+          written = writes;
+          return { writes, result: found };
+        },
+        currentUrls,
+      );
       for (const change of changes) {
         this.logger.log(describe(change));
         this.events.emit('webhookHealthChanged', change);

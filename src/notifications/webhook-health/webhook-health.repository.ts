@@ -46,12 +46,15 @@ export class WebhookHealthRepository {
    * hands their facts to `update`, and writes what it answers, in one short transaction, so that instances writing the
    * same webhook at once each see the other's result. Missing rows are inserted first (MySQL/MariaDB: in their own
    * statement, so two instances never both create one): a lock needs a row. `update` may run more than once (a deadlock
-   * is retried).
+   * is retried). `read`, when given, runs in the same transaction once the rows are locked, and its answer goes to
+   * `update`: what it reads is then at least as new as the rows (a change committed before another instance wrote
+   * them is seen).
    */
-  async update<T>(
+  async update<T, R = undefined>(
     keys: readonly HealthKey[],
     now: number,
-    update: (facts: ReadonlyMap<string, HealthFacts>) => { writes: Map<string, HealthFacts>; result: T },
+    update: (facts: ReadonlyMap<string, HealthFacts>, read: R) => { writes: Map<string, HealthFacts>; result: T },
+    read?: (manager: EntityManager) => Promise<R>,
   ): Promise<T> {
     const sorted = [...keys].sort((a, b) => a.userId - b.userId || (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
     const mysql = isMySql(this.dataSource);
@@ -66,7 +69,7 @@ export class WebhookHealthRepository {
       );
       const facts = new Map<string, HealthFacts>(sorted.map((key) => [webhookKey(key.userId, key.type), NO_HEALTH_FACTS]));
       for (const row of rows) facts.set(webhookKey(Number(row.user_id), row.type as EventType), factsOf(row));
-      const { writes, result } = update(facts);
+      const { writes, result } = update(facts, (read ? await read(manager) : undefined) as R);
       if (writes.size > 0) await this.write(manager, writes, sorted, now, mysql);
       return result;
     });

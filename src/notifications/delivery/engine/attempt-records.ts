@@ -54,10 +54,10 @@ export class AttemptRecords {
    * Records an attempt (made or skipped); its lease is held until the record commits, so it counts against the room from
    * this call (synchronously, before any await) until then.
    */
-  async record(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+  async record(claim: ClaimedDelivery, record: AttemptRecord, webhookUrl: string): Promise<void> {
     this.room.capacity.hold(1);
     try {
-      await this.store(claim, record);
+      await this.store(claim, record, webhookUrl);
     } finally {
       this.room.capacity.letGo(1);
       void this.room.wakeUps.wake('room');
@@ -65,7 +65,7 @@ export class AttemptRecords {
   }
 
   /** Stores the record (retried), then tells the host; a lease lost meanwhile is logged, not stored. */
-  private async store(claim: ClaimedDelivery, record: AttemptRecord): Promise<void> {
+  private async store(claim: ClaimedDelivery, record: AttemptRecord, webhookUrl: string): Promise<void> {
     let stored: boolean;
     try {
       stored = await this.submit(claim, record);
@@ -93,6 +93,7 @@ export class AttemptRecords {
       attemptedAt: record.startedAt,
       error,
       circuitOpenUntil: result.circuitOpenUntil ?? null,
+      webhookUrl,
     });
   }
 

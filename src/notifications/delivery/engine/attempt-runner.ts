@@ -28,6 +28,9 @@ export interface Job extends QueuedAttempt {
   readonly target: WebhookTarget;
 }
 
+/** A leased delivery skipped for its endpoint's open circuit, with the target it would have gone to. */
+type SkippedJob = Pick<Job, 'claim' | 'target'>;
+
 /**
  * Runs the attempts of leased deliveries: admits them (queued behind their endpoint, skipped while its circuit is open,
  * cancelled when the webhook is off), starts queued attempts while there are free slots, sends each one signed (its
@@ -85,7 +88,7 @@ export class AttemptRunner {
       this.capacity.letGo(claims.length); // what follows counts them again, in this turn: queued, skipped or cancelled
     }
     const now = this.clock.now();
-    const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; claims: ClaimedDelivery[] }>();
+    const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; jobs: SkippedJob[] }>();
     // Leased while this instance owned their partition, which has moved since (or is moving): the new owner decides.
     const elsewhere = new Set(claims.filter((claim) => !this.ownership.covers(claim.userId, now)));
     if (elsewhere.size > 0) void this.work.track(this.release([...elsewhere]));
@@ -99,14 +102,14 @@ export class AttemptRunner {
       const endpoint = endpointKeyOf(claim.userId, target.url);
       const admission = this.queues.admission(endpoint, now, 0);
       if (typeof admission === 'object') {
-        const group = skipped.get(endpoint) ?? { userId: claim.userId, until: admission.parkUntil, reason: admission.reason, claims: [] };
-        group.claims.push(claim);
+        const group = skipped.get(endpoint) ?? { userId: claim.userId, until: admission.parkUntil, reason: admission.reason, jobs: [] };
+        group.jobs.push({ claim, target });
         skipped.set(endpoint, group);
       } else {
         this.queues.push({ endpoint, userId: claim.userId, type: claim.type, claim, target });
       }
     }
-    for (const [endpoint, group] of skipped) this.skip(group.claims, { endpoint, ...group });
+    for (const [endpoint, group] of skipped) this.skip(group.jobs, { endpoint, ...group });
     this.pump();
   }
 
@@ -144,7 +147,7 @@ export class AttemptRunner {
       if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) this.circuitOpened(opened);
-      const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt), target.url);
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
     } catch (error) {
@@ -211,10 +214,7 @@ export class AttemptRunner {
   /** An attempt opened the endpoint's circuit: its queued attempts are skipped until a probe gets an answer. */
   private circuitOpened(opened: OpenedCircuit<Job>): void {
     const host = hostOf(opened.endpoint);
-    const skipped = this.skip(
-      opened.parked.map((job) => job.claim),
-      opened,
-    );
+    const skipped = this.skip(opened.parked, opened);
     this.logger.warn(`User ${opened.userId}, host ${host}: ${opened.reason}; ${skipped} queued attempts skipped`);
     this.events.emit('circuitOpened', { userId: opened.userId, host, until: opened.until, parked: skipped });
     this.wakeUps.probeAt(opened.until);
@@ -225,22 +225,21 @@ export class AttemptRunner {
    * `circuit_open`, no request) that counts as one of the 6, so the delivery keeps to the spec's schedule (next delay,
    * FAILED after the 6th) instead of waiting in the outbox for as long as the endpoint is dead.
    */
-  private skip(
-    claims: readonly ClaimedDelivery[],
-    circuit: { endpoint: EndpointKey; userId: number; until: number; reason: string },
-  ): number {
+  private skip(jobs: readonly SkippedJob[], circuit: { endpoint: EndpointKey; userId: number; until: number; reason: string }): number {
     const now = this.clock.now();
     // A lease that cannot hold the record is no longer this instance's: after a pause the delivery may have been claimed
     // again, here too, and that claim's record of the same skip would read as this one's (announced twice). Not recorded,
     // it is claimed again when the lease ends.
-    const held = claims.filter((claim) => now + LEASE_MARGIN_MS < claim.lockedUntil);
-    for (const claim of claims) if (!held.includes(claim)) this.wakeUps.leaseGivenUp(claim.lockedUntil);
+    const held = jobs.filter(({ claim }) => now + LEASE_MARGIN_MS < claim.lockedUntil);
+    for (const { claim } of jobs) if (!held.some((job) => job.claim === claim)) this.wakeUps.leaseGivenUp(claim.lockedUntil);
     if (held.length === 0) return 0;
     const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
     // Skipped, they no longer count against the user's share: a claim that left the user out for holding it claims for
     // them again as these records commit, as it does when attempts end (seed 15066: an expired lease waited for the tick).
     this.wakeUps.slotFreed(circuit.userId);
-    for (const claim of held) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
+    for (const { claim, target } of held) {
+      void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now), target.url));
+    }
     this.events.emit('deliveriesParked', { userId: circuit.userId, count: held.length, until: circuit.until });
     return held.length;
   }

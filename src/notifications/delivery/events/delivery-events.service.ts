@@ -22,6 +22,12 @@ export interface AttemptRecorded {
   readonly error: string | null;
   /** Outcome `circuit_open` only: until when the endpoint's circuit is open (epoch ms); else null. */
   readonly circuitOpenUntil: number | null;
+  /**
+   * The URL the attempt went to (or, skipped, would have gone to): the webhook's URL when its delivery was claimed. It
+   * differs from the webhook's URL of now when the user changed it meanwhile; such an attempt is the old URL's, and
+   * counts neither for the webhook's health nor for auto-disable.
+   */
+  readonly webhookUrl: string;
 }
 
 /** A due delivery ended CANCELLED without a request (the webhook was disabled meanwhile). */
