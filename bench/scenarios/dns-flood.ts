@@ -100,7 +100,7 @@ const log = (message: string) => process.stderr.write(`[bench ${new Date().toISO
 
 /**
  * Issue 36 §1: a DNS server in the bench (UDP, loopback) answers `*.ok.test` and never answers `*.slow.test`; one
- * `node dist/main.js` resolves webhook host names through it (`WEBHOOK_DNS_SERVERS`). Windows without and with the flood
+ * `node dist/service/main.js` resolves webhook host names through it (`WEBHOOK_DNS_SERVERS`). Windows without and with the flood
  * alternate; in each, three victims are measured at 4 samples a second: events to fresh endpoints (a new host name each:
  * a lookup and a new connection), events to one endpoint after the receiver closed its idle connections (a lookup and a
  * reconnect), and saves of new ordinary host names (a lookup that is answered). In the flood windows one user saves
