@@ -35,6 +35,11 @@ export class CircuitOpenings {
   /** `by`'s write of a circuit applied (`applied`) or failed. */
   kept(by: Instance, circuit: KeptCircuit, at: number, applied: boolean): void {
     const opening = this.openings.get(`${circuit.userId} ${circuit.host}`);
+    // Its opener withdrew it (it stands down: its own network may be what failed): the next owner starts afresh.
+    if (opening?.by === by && circuit.state === null && applied) {
+      this.openings.delete(`${circuit.userId} ${circuit.host}`);
+      return;
+    }
     if (!opening || opening.by !== by || circuit.state?.openUntil == null) return;
     if (circuit.state.openUntil - by.clock.skewMs !== opening.until) return;
     if (!applied) opening.keepFailed = true;

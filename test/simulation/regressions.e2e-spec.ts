@@ -74,6 +74,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 100119,
     found: 'circuit-inherited (the invariant): a request checked before a pause counted the partition lease taken as it woke',
   },
+  {
+    seed: 100352,
+    found: 'no-spurious-skip: a circuit opened by an instance whose own network was down was inherited; the endpoint answered',
+  },
 ];
 
 /**

@@ -240,6 +240,24 @@ describe('EndpointQueues', () => {
     expect(queues.inFlight).toBe(0);
   });
 
+  it('withdraws, standing down, what failed since its last answer, and leaves what failed before it', () => {
+    const kept: KeptCircuit[] = [];
+    const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 30_000 } }, (circuit) =>
+      kept.push(circuit),
+    );
+    const fail = (userId: number, at: number) => {
+      queues.push(attempt(userId, 'dead.example'));
+      const [a] = startAll(queues, at);
+      queues.finished(a, 'timeout', at);
+    };
+    fail(1, T); // opened while receivers still answered this instance
+    fail(2, T + 10_000); // opened after its last answer (T + 5 s): maybe its own network
+    kept.length = 0;
+    queues.handOver(() => true, T + 5_000);
+    expect(kept).toEqual([{ userId: 2, host: 'dead.example', state: null, forgetAfter: 0 }]);
+    expect(queues.known).toBe(0);
+  });
+
   it('hands every queued attempt back on shutdown and forgets idle endpoints', () => {
     const queues = new EndpointQueues<Attempt>(limits);
     for (let i = 0; i < 5; i++) queues.push(attempt(1));

@@ -356,7 +356,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
 
   /** Partitions that are no longer this instance's: their queued attempts go back to the outbox, for the new owner. */
   private handOver(partitions: ReadonlySet<number>): void {
-    const jobs = this.queues.handOver((userId) => partitions.has(partitionOf(userId)));
+    // Standing down, no receiver answers this instance: what failed since its last answer may be its own network.
+    const failedAlone = this.ownership.isStandingDown ? (this.ownership.egress.answeredAt ?? Number.NEGATIVE_INFINITY) : null;
+    const jobs = this.queues.handOver((userId) => partitions.has(partitionOf(userId)), failedAlone);
     if (jobs.length > 0) void this.work.track(this.runner.release(jobs.map((job) => job.claim)));
   }
 

@@ -91,6 +91,11 @@ export class PartitionOwnership {
     this.attemptMs = settings.timeoutMs + LEASE_MARGIN_MS;
   }
 
+  /** Whether it stands down (no receiver answers it while another instance's do): its partitions go to the others. */
+  get isStandingDown(): boolean {
+    return this.standingDown;
+  }
+
   /** What this instance may claim now: the deliveries of the partitions whose lease outlasts an attempt starting now. */
   owned(now: number): Ownership {
     if (this.mode === 'all') return 'all';
