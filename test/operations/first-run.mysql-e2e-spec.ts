@@ -6,7 +6,7 @@ import { createConnection } from 'mysql2/promise';
 import { jsonLogLines, runServiceUntilExit, startServiceProcess } from '../support/service-process';
 
 const SERVER_URL = process.env.TEST_MYSQL_URL!;
-const SERVICE_SOURCE = resolve(__dirname, '..', '..', 'src', 'main.ts');
+const SERVICE_SOURCE = resolve(__dirname, '..', '..', 'src', 'service', 'main.ts');
 const SERVER = `${new URL(SERVER_URL).hostname}:${new URL(SERVER_URL).port || '3306'}`;
 const PRODUCTION = {
   NODE_ENV: 'production',
