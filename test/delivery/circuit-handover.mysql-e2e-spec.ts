@@ -105,16 +105,24 @@ describeEachServerDatabase('an open circuit handed over with its partition on $n
     return Object.fromEntries(rows.map((row) => [row.outcome, Number(row.attempts)]));
   };
 
-  it('skips the dead endpoint on the new owner until the cool-down ends when its owner shuts down (a rolling restart)', async () => {
-    const userId = 21;
+  /** Runs `test` on a pair whose owner of `userId`'s partition opened the circuit of the user's dead endpoint. */
+  const withOpenCircuit = async (userId: number, test: (pair: Awaited<ReturnType<typeof startPair>>) => Promise<void>) => {
     const pair = await startPair(userId);
-    const { instances, kits, owner, other } = pair;
     try {
       connections = 0;
-      await pair.publish(kits[owner], failuresToOpen, 'opens');
-      await kits[owner].runScheduler();
+      await pair.publish(pair.kits[pair.owner], failuresToOpen, 'opens');
+      await pair.kits[pair.owner].runScheduler();
       expect(connections).toBe(failuresToOpen);
+      await test(pair);
+    } finally {
+      for (const instance of pair.instances) await instance.close().catch(() => undefined);
+    }
+  };
 
+  it('skips the dead endpoint on the new owner until the cool-down ends when its owner shuts down (a rolling restart)', () =>
+    withOpenCircuit(21, async (pair) => {
+      const { instances, kits, owner, other } = pair;
+      const userId = 21;
       await instances[owner].close();
       await pair.ownership(instances[other]).cycle(); // takes the partitions given back, at its next round
       expect(pair.ownership(instances[other]).count).toBe(PARTITION_COUNT);
@@ -129,21 +137,12 @@ describeEachServerDatabase('an open circuit handed over with its partition on $n
       await kits[other].runScheduler();
       expect(connections).toBe(failuresToOpen + 1); // one probe, not three attempts
       expect(await outcomes(instances[other], userId)).toEqual({ connect_error: failuresToOpen + 1, circuit_open: 5 });
-    } finally {
-      for (const instance of instances) await instance.close().catch(() => undefined);
-    }
-  });
+    }));
 
-  it('lets the new owner probe once, not start counting afresh, when the owner crashed and its leases ran out', async () => {
-    const userId = 22;
-    const pair = await startPair(userId);
-    const { instances, kits, owner, other } = pair;
-    try {
-      connections = 0;
-      await pair.publish(kits[owner], failuresToOpen, 'opens');
-      await kits[owner].runScheduler();
-      expect(connections).toBe(failuresToOpen);
-
+  it('lets the new owner probe once, not start counting afresh, when the owner crashed and its leases ran out', () =>
+    withOpenCircuit(22, async (pair) => {
+      const { instances, kits, owner, other } = pair;
+      const userId = 22;
       // A crash: no more renewals, nothing given back; the survivor takes the partitions once their leases ended, by
       // when the cool-down the crashed owner started is over (its lease outlasts it).
       await pair.ownership(instances[owner]).stop(false);
@@ -157,8 +156,5 @@ describeEachServerDatabase('an open circuit handed over with its partition on $n
       await kits[other].runScheduler();
       expect(connections).toBe(failuresToOpen + 1); // half-open: one probe; afresh, all three would be sent
       expect(await outcomes(instances[other], userId)).toEqual({ connect_error: failuresToOpen + 1, circuit_open: 2 });
-    } finally {
-      for (const instance of instances) await instance.close().catch(() => undefined);
-    }
-  });
+    }));
 });
