@@ -280,6 +280,8 @@ export interface components {
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+            /** @description Its number among your deliveries to the webhook URL it was published to, sent as `X-Service-Sequence`: 1, 2, 3… in publish order. A redelivery or recovery keeps the number of its event. Null for deliveries queued before numbering. */
+            sequence: number | null;
             status: components["schemas"]["DeliveryStatus"];
             type: components["schemas"]["EventType"];
             /** Format: date-time */
@@ -303,6 +305,8 @@ export interface components {
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+            /** @description Its number among your deliveries to the webhook URL it was published to, sent as `X-Service-Sequence`: 1, 2, 3… in publish order. A redelivery or recovery keeps the number of its event. Null for deliveries queued before numbering. */
+            sequence: number | null;
             status: components["schemas"]["DeliveryStatus"];
             type: components["schemas"]["EventType"];
             /** Format: date-time */
@@ -1681,6 +1685,11 @@ export interface operations {
                 "X-Service-Attempt": number;
                 /** @description Stable id of the event: the same on every retry and redelivery. */
                 "X-Service-Event-Id": string;
+                /**
+                 * @description The delivery's number among the events sent to this URL for this user, given when the event was published: 1, 2, 3… in publish order, without gaps, across event types. The same on every retry and redelivery of the event. A number higher than the last one seen plus one says that one is missing (still being retried, FAILED, or sent to another URL), a lower one that it comes late (a retry, a redelivery). Counted per URL: a new URL starts at 1. Not signed. Absent on test sends.
+                 * @example 42
+                 */
+                "X-Service-Sequence"?: number;
                 /** @description HMAC-SHA256 signature of `"<timestamp>.<raw body>"`. */
                 "X-Service-Signature": string;
                 /**

@@ -24,8 +24,10 @@ import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-a
 import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
+import { AddDeliverySequences1765600000000 } from './migrations/1765600000000-add-delivery-sequences';
 import { WebhookHealth } from './endpoint-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
+import { WebhookStream } from './preferences/webhook-stream.entity';
 import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
@@ -43,6 +45,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookIdempotencyKey,
   WebhookHealth,
   PublishedEventSchema,
+  WebhookStream,
 ];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
@@ -65,4 +68,5 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEd25519SigningKeys1765300000000,
   CreateEventSchemas1765400000000,
   CreateEndpointCircuits1765500000000,
+  AddDeliverySequences1765600000000,
 ];

@@ -169,6 +169,7 @@ function toDeliveryDto(d: WebhookDelivery): DeliveryDto {
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
     waitingReason: d.waitingReason,
+    sequence: d.sequence,
     createdAt: new Date(d.createdAt).toISOString(),
     updatedAt: new Date(d.updatedAt).toISOString(),
   };

@@ -16,6 +16,7 @@ import { PreferenceSource, WebhookDisabledReasonCode } from './dto/preference.dt
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
+import { WebhookStreamRepository } from './webhook-stream.repository';
 
 const { WEBHOOK } = NotificationChannel;
 const HOUR_MS = 3_600_000;
@@ -31,6 +32,10 @@ export interface WebhookTarget {
    * is fixed, never go out unsigned. Set whenever `secret` is null.
    */
   readonly unusableSecret?: string;
+  /** The user's stream of this URL: numbers its deliveries (`X-Service-Sequence`); absent for a test send. */
+  readonly streamId?: number | null;
+  /** Ordered delivery is on for the stream: its deliveries go one at a time, in order. */
+  readonly ordered?: boolean;
 }
 
 /** When a run of failed deliveries disables a webhook. */
@@ -68,6 +73,7 @@ export class PreferencesService {
     private readonly preferences: NotificationPreferenceRepository,
     private readonly secrets: SecretsService,
     private readonly urlPolicy: WebhookUrlPolicy,
+    private readonly streams: WebhookStreamRepository,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -91,7 +97,8 @@ export class PreferencesService {
     if (channel !== WEBHOOK) return toDto(await this.preferences.upsert(key, { enabled, webhookUrl }), false);
     const previousUrl = webhookUrl != null ? ((await this.preferences.findOne(key))?.webhookUrl ?? null) : null;
     const preference = await shortTransaction(this.dataSource, async (manager) => {
-      const saved = await this.preferences.in(manager).upsert(key, { enabled, webhookUrl, signatureSchemes });
+      const streamId = webhookUrl != null ? (await this.streams.in(manager).ensure(userId, webhookUrl)).id : undefined;
+      const saved = await this.preferences.in(manager).upsert(key, { enabled, webhookUrl, signatureSchemes, streamId });
       if (schemesOf(saved.signatureSchemes).includes(SignatureScheme.ED25519)) await this.secrets.ensureSigningKey(saved.id, manager);
       return saved;
     });
@@ -119,7 +126,8 @@ export class PreferencesService {
       // Like the secret, the key pair exists before the webhook is enabled with a scheme that needs it.
       if (schemesOf(signatureSchemes ?? existing.signatureSchemes).includes(SignatureScheme.ED25519))
         await this.secrets.ensureSigningKey(existing.id, manager);
-      const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes });
+      const stream = await this.streams.in(manager).ensure(key.userId, webhookUrl);
+      const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes, streamId: stream.id });
       return { preference: updated, revealed: secret, previousUrl };
     });
     const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
@@ -238,7 +246,11 @@ export class PreferencesService {
     return new Map(
       enabled.map((p) => [
         webhookKey(p.userId, p.type),
-        targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
+        {
+          ...targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
+          streamId: p.streamId,
+          ordered: p.ordered,
+        },
       ]),
     );
   }

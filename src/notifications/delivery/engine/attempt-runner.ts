@@ -200,11 +200,13 @@ export class AttemptRunner {
   private send(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number): Promise<AttemptResult> {
     if (target.unusableSecret || !target.secret) return Promise.resolve(refusedUnsigned(target.unusableSecret ?? 'no signing secret'));
     const { url, secret, previousSecret } = target;
-    const { body, type, eventId } = claim;
+    const { body, type, eventId, sequence } = claim;
     const userAgent = this.settings.userAgent;
     const span = { url, eventType: type, eventId, deliveryId: claim.id, attempt };
     return this.tracing.attempt(claim.trace, span, (traceHeaders) =>
-      this.sender.send(buildWebhookRequest({ url, secret, previousSecret, body, type, eventId, attempt, userAgent, nowMs, traceHeaders })),
+      this.sender.send(
+        buildWebhookRequest({ url, secret, previousSecret, body, type, eventId, attempt, sequence, userAgent, nowMs, traceHeaders }),
+      ),
     );
   }
 
