@@ -169,7 +169,7 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.owns(owned, row)));
+    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.inTurn(row) && this.owns(owned, row)));
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -248,6 +248,7 @@ export class InMemoryOutboxStore extends OutboxStore {
       .filter(
         (row) =>
           isDue(row, lease.now) &&
+          this.inTurn(row) &&
           (owned === 'all' || owned.partitions.includes(row.partition)) &&
           !excluded.includes(row.userId) &&
           (this.rowLocks.get(row.id) ?? locks) === locks,
@@ -404,6 +405,17 @@ export class InMemoryOutboxStore extends OutboxStore {
     return (
       owned === 'all' || (owned.partitions.includes(row.partition) && this.leases.holds(owned.holder, row.partition, owned.leasedPast))
     );
+  }
+
+  /**
+   * Whether a claim may take `row` as far as order goes: in an ordered stream only its first PENDING delivery (the lowest
+   * id), as the SQL stores' claim says (`IN_TURN`).
+   */
+  inTurn(row: DeliveryRow): boolean {
+    if (!this.isOrdered(row.streamId)) return true;
+    for (const other of this.deliveries.values())
+      if (other.streamId === row.streamId && other.id < row.id && other.status === DeliveryStatus.PENDING) return false;
+    return true;
   }
 
   /** Whether the stream delivers in order. */

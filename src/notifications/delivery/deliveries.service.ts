@@ -4,7 +4,7 @@ import type { EventType } from '../catalog/event-catalog';
 import { Clock } from '../clock/clock';
 import { InvalidFieldsException } from '../common/api/api-errors';
 import { PreferencesService } from '../preferences/preferences.service';
-import { DeliveryLogRepository } from './delivery-log.repository';
+import { DeliveryLogRepository, type OrderedHead } from './delivery-log.repository';
 import { OutboxEngine } from './engine/outbox-engine.service';
 import {
   cursorAfter,
@@ -101,6 +101,11 @@ export class DeliveriesService {
   /** The user's deliveries waiting (PENDING) per type, counted among at most `cap` of them. */
   waitingByType(userId: number, cap: number): Promise<Map<EventType, number>> {
     return this.log.pendingByType(userId, cap);
+  }
+
+  /** Per URL hash, the delivery each of the user's ordered streams waits for, and how many wait behind it. */
+  orderedHeads(userId: number): Promise<Map<string, OrderedHead>> {
+    return this.log.orderedHeads(userId);
   }
 
   recover(userId: number, input: RecoverDeliveriesDto): Promise<RecoverResultDto> {

@@ -18,6 +18,7 @@ import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyO
 import type { InstanceCapacity } from './instance-capacity';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';
+import { DeliveryStatus } from '../webhook-delivery.entity';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
 export type Targets = ReadonlyMap<string, WebhookTarget>;
@@ -144,9 +145,11 @@ export class AttemptRunner {
       if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) this.circuitOpened(opened);
-      const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt));
+      const record = attemptRecord(attemptNumber, startedAt, result, endedAt);
+      const recorded = this.records.record(claim, record);
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
+      this.nextInTurn(claim, record.status);
     } catch (error) {
       if (!ended) {
         this.queues.dropped(job);
@@ -242,7 +245,10 @@ export class AttemptRunner {
     // Skipped, they no longer count against the user's share: a claim that left the user out for holding it claims for
     // them again as these records commit, as it does when attempts end (seed 15066: an expired lease waited for the tick).
     this.wakeUps.slotFreed(circuit.userId);
-    for (const claim of held) void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now)));
+    for (const claim of held) {
+      const record = attemptRecord(claim.attemptCount + 1, now, result, now);
+      void this.work.track(this.records.record(claim, record).then(() => this.nextInTurn(claim, record.status)));
+    }
     this.events.emit('deliveriesParked', { userId: circuit.userId, count: held.length, until: circuit.until });
     return held.length;
   }
@@ -282,5 +288,14 @@ export class AttemptRunner {
       void this.wakeUps.wake('room');
     }
     if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });
+    if (cancelled) this.nextInTurn(claim, DeliveryStatus.CANCELLED);
+  }
+
+  /**
+   * A delivery of an ordered stream became final: the next one of its stream may now be claimed, so claim at once
+   * rather than at the next poll or minute tick (nothing else tells this instance that it waits).
+   */
+  private nextInTurn(claim: ClaimedDelivery, status: DeliveryStatus): void {
+    if (claim.ordered && status !== DeliveryStatus.PENDING) void this.wakeUps.wake('backlog');
   }
 }

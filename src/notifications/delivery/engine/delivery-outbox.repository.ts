@@ -500,7 +500,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * skip them and find nothing. The claim's UPDATE checks it ({@link claimDue}); {@link anyDue} only looks.
    */
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
-    const due = this.due(manager, now);
+    const due = this.due(manager, now).andWhere(IN_TURN);
     if (owned === 'all') return due;
     // No partition: a condition no row meets (an empty IN list is not SQL).
     if (owned.partitions.length === 0) return due.andWhere('1 = 0');
@@ -552,6 +552,16 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     }));
   }
 }
+
+/**
+ * A delivery whose turn it is: in an ordered stream, only the first PENDING one (the lowest id: rows enter a stream in
+ * commit order, its lock held by every insert) may be claimed; the ones behind it wait until it is DELIVERED, FAILED or
+ * CANCELLED. A plain read of the stream's rows (index `ix_webhook_deliveries_stream`), which a claim's `FOR UPDATE SKIP
+ * LOCKED` does not lock: a locking clause of the outer query does not reach into a subquery.
+ */
+const IN_TURN =
+  'NOT EXISTS (SELECT 1 FROM webhook_streams st INNER JOIN webhook_deliveries earlier ON earlier.stream_id = st.id ' +
+  "AND earlier.status = 'PENDING' AND earlier.id < d.id WHERE st.id = d.stream_id AND st.ordered = 1)";
 
 /**
  * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits
