@@ -92,6 +92,35 @@ describeEachDatabase('ordered delivery per user and webhook URL on $name', (kind
     expect(after.orderedHead).toBeUndefined();
   });
 
+  it('recovers FAILED deliveries in their order, one at a time, behind what was queued before them', async () => {
+    await ordered(['RATE_SPIKE', 'RATE_DROP']);
+    const since = new Date(t.clock.now()).toISOString();
+    t.receiver.respondWith({ status: 500 });
+    await t.publish({ events: [event('RATE_SPIKE'), event('RATE_DROP'), event('RATE_SPIKE')] }).expect(202);
+    await t.settle();
+    // Each runs its six attempts in turn: the second starts when the first ended FAILED, and so on.
+    for (let run = 0; run < 40 && sequences().filter((n) => n === 3).length < 6; run++) {
+      t.advance(RETRY_DELAYS_MS.at(-1)! + 60_000);
+      await t.runScheduler();
+    }
+    expect(sequences()).toEqual([1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3]);
+    t.advance(60_000);
+    t.receiver.clear();
+    t.receiver.respondWith({ status: 204 });
+    const recovered = await t
+      .http()
+      .post(`${DELIVERIES}/recover`)
+      .set('Authorization', t.bearer(userId))
+      .set('Content-Type', 'application/json')
+      .send({ since })
+      .expect(202);
+    expect(recovered.body).toEqual({ queued: 3, more: false });
+    t.advance(1_000);
+    await t.runScheduler();
+    await t.waitForDelivery({ userId, count: 3 });
+    expect(sequences()).toEqual([1, 2, 3]);
+  });
+
   it('sends redeliveries in the order they were asked for, behind what was queued before them', async () => {
     await ordered(['RATE_SPIKE']);
     await t.publish({ events: [event(), event()] }).expect(202);
