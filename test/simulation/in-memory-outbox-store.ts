@@ -169,7 +169,10 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.inTurn(row) && this.owns(owned, row)));
+    const firstPending = this.firstPendingByStream();
+    return Promise.resolve(
+      [...this.deliveries.values()].some((row) => isDue(row, now) && this.inTurn(row, firstPending) && this.owns(owned, row)),
+    );
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -244,11 +247,12 @@ export class InMemoryOutboxStore extends OutboxStore {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     const locks = Symbol('claim');
+    const firstPending = this.firstPendingByStream();
     const rows = [...this.deliveries.values()]
       .filter(
         (row) =>
           isDue(row, lease.now) &&
-          this.inTurn(row) &&
+          this.inTurn(row, firstPending) &&
           (owned === 'all' || owned.partitions.includes(row.partition)) &&
           !excluded.includes(row.userId) &&
           (this.rowLocks.get(row.id) ?? locks) === locks,
@@ -411,11 +415,17 @@ export class InMemoryOutboxStore extends OutboxStore {
    * Whether a claim may take `row` as far as order goes: in an ordered stream only its first PENDING delivery (the lowest
    * id), as the SQL stores' claim says (`IN_TURN`).
    */
-  inTurn(row: DeliveryRow): boolean {
-    if (!this.isOrdered(row.streamId)) return true;
-    for (const other of this.deliveries.values())
-      if (other.streamId === row.streamId && other.id < row.id && other.status === DeliveryStatus.PENDING) return false;
-    return true;
+  inTurn(row: DeliveryRow, firstPending: ReadonlyMap<number, number> = this.firstPendingByStream()): boolean {
+    return !this.isOrdered(row.streamId) || (firstPending.get(row.streamId!) ?? row.id) >= row.id;
+  }
+
+  /** The id of the first PENDING delivery of each ordered stream that has one. */
+  firstPendingByStream(): Map<number, number> {
+    const first = new Map<number, number>();
+    for (const row of this.deliveries.values())
+      if (row.status === DeliveryStatus.PENDING && this.isOrdered(row.streamId))
+        first.set(row.streamId!, Math.min(first.get(row.streamId!) ?? row.id, row.id));
+    return first;
   }
 
   /** Whether the stream delivers in order. */
