@@ -280,6 +280,8 @@ export interface components {
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+            /** @description Its number among your deliveries to the webhook URL it was published to, sent as `X-Service-Sequence`: 1, 2, 3… in publish order. A redelivery or recovery keeps the number of its event. Null for deliveries queued before numbering. */
+            sequence: number | null;
             status: components["schemas"]["DeliveryStatus"];
             type: components["schemas"]["EventType"];
             /** Format: date-time */
@@ -303,6 +305,8 @@ export interface components {
             lastStatusCode: number | null;
             /** Format: date-time */
             nextAttemptAt: string | null;
+            /** @description Its number among your deliveries to the webhook URL it was published to, sent as `X-Service-Sequence`: 1, 2, 3… in publish order. A redelivery or recovery keeps the number of its event. Null for deliveries queued before numbering. */
+            sequence: number | null;
             status: components["schemas"]["DeliveryStatus"];
             type: components["schemas"]["EventType"];
             /** Format: date-time */
@@ -333,6 +337,8 @@ export interface components {
             group: components["schemas"]["EventGroup"];
             /** @description WEBHOOK rows only. */
             hasWebhookSecret?: boolean;
+            /** @description WEBHOOK rows only: ordered delivery for this row's URL. The user's webhooks that post to one URL share it (and its `X-Service-Sequence` count): turning it on or off for one type does it for all of them. On, a delivery to the URL starts only once the one before it (lower `sequence`) is DELIVERED, FAILED or CANCELLED; one that retries holds up the rest for as long as its retries run (up to 5 h 21 min), and a FAILED one lets the next go (the gap shows in `X-Service-Sequence`). See the webhook's health (`orderedDelivery`, `waitingBehind`). */
+            orderedDelivery?: boolean;
             /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
             previousSigningPublicKey?: string;
             /**
@@ -393,6 +399,22 @@ export interface components {
         };
         /** @enum {string} */
         NotificationChannel: "IN_APP" | "EMAIL" | "WEBHOOK";
+        OrderedHeadDto: {
+            /** @description Attempts made so far (of 6). */
+            attemptCount: number;
+            /** @description The delivery the others to this URL wait for (the delivery log has it). */
+            deliveryId: number;
+            /** @description Why its last attempt failed; null before its first. */
+            lastError: string | null;
+            /**
+             * Format: date-time
+             * @description When its next attempt is due; the ones behind it wait at least until then.
+             */
+            nextAttemptAt: string | null;
+            /** @description Its `X-Service-Sequence`. */
+            sequence: number | null;
+            type: components["schemas"]["EventType"];
+        };
         PreferenceDto: {
             channel: components["schemas"]["NotificationChannel"];
             /**
@@ -405,6 +427,8 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /** @description WEBHOOK rows only: ordered delivery for this row's URL. The user's webhooks that post to one URL share it (and its `X-Service-Sequence` count): turning it on or off for one type does it for all of them. On, a delivery to the URL starts only once the one before it (lower `sequence`) is DELIVERED, FAILED or CANCELLED; one that retries holds up the rest for as long as its retries run (up to 5 h 21 min), and a FAILED one lets the next go (the gap shows in `X-Service-Sequence`). See the webhook's health (`orderedDelivery`, `waitingBehind`). */
+            orderedDelivery?: boolean;
             /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
             previousSigningPublicKey?: string;
             /**
@@ -512,6 +536,8 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /** @description WEBHOOK rows only: ordered delivery for this row's URL. The user's webhooks that post to one URL share it (and its `X-Service-Sequence` count): turning it on or off for one type does it for all of them. On, a delivery to the URL starts only once the one before it (lower `sequence`) is DELIVERED, FAILED or CANCELLED; one that retries holds up the rest for as long as its retries run (up to 5 h 21 min), and a FAILED one lets the next go (the gap shows in `X-Service-Sequence`). See the webhook's health (`orderedDelivery`, `waitingBehind`). */
+            orderedDelivery?: boolean;
             /**
              * Format: date-time
              * @description Until when the previous secret also signs `webhook-signature` (the overlap asked for); null when it stopped at once.
@@ -596,6 +622,11 @@ export interface components {
             /** @example true */
             enabled: boolean;
             /**
+             * @description WEBHOOK only: ordered delivery for the webhook's URL (the one sent, else the stored one; refused without either). It is per URL: every type of yours that posts to that URL follows it. On, a delivery to the URL starts only once the one before it is DELIVERED, FAILED or CANCELLED: a retrying delivery holds up the rest (up to 5 h 21 min with the retry schedule), a FAILED one lets the next go. Claims follow a change at once; deliveries already sending go on. When omitted, the stored choice is kept (off for a new URL).
+             * @example true
+             */
+            orderedDelivery?: boolean;
+            /**
              * @description WEBHOOK only: which schemes sign its deliveries, one or both. `hmac`: `X-Service-Signature` and Standard Webhooks `v1,` with the signing secret. `ed25519`: Standard Webhooks `v1a,` with a key pair the service makes the first time it is chosen; its public key is answered in `signingPublicKey`. When omitted, the stored choice is kept (`["hmac"]` for a new webhook).
              * @example [
              *       "hmac",
@@ -624,6 +655,8 @@ export interface components {
             enabled: boolean;
             /** @description WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed. */
             hasWebhookSecret?: boolean;
+            /** @description WEBHOOK rows only: ordered delivery for this row's URL. The user's webhooks that post to one URL share it (and its `X-Service-Sequence` count): turning it on or off for one type does it for all of them. On, a delivery to the URL starts only once the one before it (lower `sequence`) is DELIVERED, FAILED or CANCELLED; one that retries holds up the rest for as long as its retries run (up to 5 h 21 min), and a FAILED one lets the next go (the gap shows in `X-Service-Sequence`). See the webhook's health (`orderedDelivery`, `waitingBehind`). */
+            orderedDelivery?: boolean;
             /** @description Present during a key rotation's overlap only: the public key before it, whose private key still signs `v1a` next to the new one until `previousSigningPublicKeyValidUntil`. */
             previousSigningPublicKey?: string;
             /**
@@ -721,9 +754,15 @@ export interface components {
              * @description When the latest attempt answered with a 2xx started.
              */
             lastSuccessAt: string | null;
+            /** @description Ordered delivery is on for this webhook's URL (see `orderedDelivery` on the preference). */
+            orderedDelivery: boolean;
+            /** @description With `orderedDelivery`: the first PENDING delivery to this URL (any of the user's types that post there), which the others wait for while it retries (up to 5 h 21 min; it lets them go once DELIVERED, FAILED or CANCELLED). Absent when nothing to this URL is PENDING. */
+            orderedHead?: components["schemas"]["OrderedHeadDto"];
             /** @description `OFF`: the user turned the webhook off. `DISABLED`: the service turned it off (auto-disable; see `disabledReason`). `CIRCUIT_OPEN`: its endpoint stopped answering, attempts are skipped without a request until `circuitOpenUntil`, then one probe goes; a 2xx closes it. `FAILING`: at least the configured number of attempts in a row failed (default 3). `HEALTHY` otherwise (fewer failures show in `failedAttemptsInRow`). */
             state: components["schemas"]["WebhookHealthState"];
             type: components["schemas"]["EventType"];
+            /** @description With `orderedDelivery`: PENDING deliveries to this URL waiting behind `orderedHead` (0 otherwise). */
+            waitingBehind: number;
             /** @description Deliveries of this type waiting for their next attempt (PENDING). Counted among at most 10,000 of the user's waiting deliveries: past that, a lower bound. */
             waitingDeliveries: number;
             /** Format: uri */
@@ -1681,6 +1720,11 @@ export interface operations {
                 "X-Service-Attempt": number;
                 /** @description Stable id of the event: the same on every retry and redelivery. */
                 "X-Service-Event-Id": string;
+                /**
+                 * @description The delivery's number among the events sent to this URL for this user, given when the event was published: 1, 2, 3… in publish order, without gaps, across event types. The same on every retry and redelivery of the event. A number higher than the last one seen plus one says that one is missing (still being retried, FAILED, or sent to another URL), a lower one that it comes late (a retry, a redelivery). Counted per URL: a new URL starts at 1. Not signed. Absent on test sends.
+                 * @example 42
+                 */
+                "X-Service-Sequence"?: number;
                 /** @description HMAC-SHA256 signature of `"<timestamp>.<raw body>"`. */
                 "X-Service-Signature": string;
                 /**

@@ -24,9 +24,11 @@ import { AddEd25519SigningKeys1765300000000 } from './migrations/1765300000000-a
 import { CreateEventSchemas1765400000000 } from './migrations/1765400000000-create-event-schemas';
 import { PublishedEventSchema } from './event-schemas/published-event-schema.entity';
 import { CreateEndpointCircuits1765500000000 } from './migrations/1765500000000-create-endpoint-circuits';
+import { AddDeliverySequences1765600000000 } from './migrations/1765600000000-add-delivery-sequences';
 import { AddInstanceWakeUrl1765700000000 } from './migrations/1765700000000-add-instance-wake-url';
 import { WebhookHealth } from './webhook-health/webhook-health.entity';
 import { NotificationPreference } from './preferences/notification-preference.entity';
+import { WebhookStream } from './preferences/webhook-stream.entity';
 import { WebhookSigningKey } from './secrets/webhook-signing-key.entity';
 import { WebhookSigningSecret } from './secrets/webhook-signing-secret.entity';
 
@@ -44,6 +46,7 @@ export const NOTIFICATIONS_ENTITIES = [
   WebhookIdempotencyKey,
   WebhookHealth,
   PublishedEventSchema,
+  WebhookStream,
 ];
 
 /** Migrations of the notifications module, in order, for the host's DataSource. */
@@ -66,5 +69,6 @@ export const NOTIFICATIONS_MIGRATIONS = [
   AddEd25519SigningKeys1765300000000,
   CreateEventSchemas1765400000000,
   CreateEndpointCircuits1765500000000,
+  AddDeliverySequences1765600000000,
   AddInstanceWakeUrl1765700000000,
 ];

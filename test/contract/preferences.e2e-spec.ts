@@ -28,6 +28,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       enabled: true,
       webhookUrl: HOOK,
       hasWebhookSecret: true,
+      orderedDelivery: false,
       signatureSchemes: ['hmac'],
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       updatedAt: expect.any(String),
@@ -50,6 +51,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       source: 'USER',
       webhookUrl: HOOK,
       hasWebhookSecret: true,
+      orderedDelivery: false,
       signatureSchemes: ['hmac'],
     });
     for (const body of [second.text, list.text, effective.text]) expect(body).not.toContain(secret.slice(6));
@@ -131,6 +133,7 @@ describeEachDatabase('notification preferences API on $name', (kind) => {
       source: 'DEFAULT',
       webhookUrl: null,
       hasWebhookSecret: false,
+      orderedDelivery: false,
       signatureSchemes: ['hmac'],
     });
     expect(find('HIGH_UTILIZATION', 'WEBHOOK')).toBeUndefined();

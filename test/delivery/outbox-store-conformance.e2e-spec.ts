@@ -32,6 +32,7 @@ interface DeliveryView {
   lockedUntil: number | null;
   waitingReason: string | null;
   updatedAt: number;
+  sequence: number | null;
 }
 
 /** One store under test, with what the cases need besides the OutboxStore contract: host transactions and a look at the rows. */
@@ -44,6 +45,10 @@ interface Harness {
   delivery(id: number): Promise<DeliveryView | null>;
   eventExists(id: string): Promise<boolean>;
   attemptsOf(deliveryId: number): Promise<number>;
+  /** A new stream of `userId` (a webhook URL saved), ordered or not; its id. */
+  stream(userId: number, ordered?: boolean): Promise<number>;
+  /** Turns a stream's ordered delivery on or off (the settings API). */
+  setOrdered(streamId: number, ordered: boolean): Promise<void>;
   /**
    * Another instance's claim whose transaction stays open after its read of due rows (locking on MySQL with SKIP LOCKED,
    * plain with the conditional update), until `commit`: on its own connection, so the store's own calls run meanwhile.
@@ -74,6 +79,10 @@ const memory = {
       },
       eventExists: async (id) => store.events.has(id),
       attemptsOf: async (deliveryId) => store.attempts.filter((attempt) => attempt.deliveryId === deliveryId).length,
+      stream: async (userId, ordered = false) => store.addStream(userId, ordered),
+      setOrdered: async (streamId, ordered) => {
+        store.streams.get(streamId)!.ordered = ordered;
+      },
       openClaim: async (limit, lease, owned) => {
         const open = store.openClaim(limit, lease, undefined, owned);
         return { commit: async () => open.commit() };
@@ -113,7 +122,7 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
       },
       async delivery(id) {
         const [row] = await dataSource.query<Record<string, unknown>[]>(
-          'SELECT user_partition, status, attempt_count, next_attempt_at, locked_by, locked_until, waiting_reason, updated_at FROM webhook_deliveries WHERE id = ?',
+          'SELECT user_partition, status, attempt_count, next_attempt_at, locked_by, locked_until, waiting_reason, updated_at, sequence FROM webhook_deliveries WHERE id = ?',
           [id],
         );
         if (!row) return null;
@@ -126,6 +135,7 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
           lockedUntil: nullable(row.locked_until),
           waitingReason: row.waiting_reason as string | null,
           updatedAt: Number(row.updated_at),
+          sequence: nullable(row.sequence),
         };
       },
       eventExists: async (id) => (await dataSource.query<unknown[]>('SELECT id FROM webhook_events WHERE id = ?', [id])).length > 0,
@@ -137,6 +147,19 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
             ])
           )[0].n,
         ),
+      async stream(userId, ordered = false) {
+        const urlHash = randomUUID().replace(/-/g, '').padEnd(64, '0');
+        await dataSource.query('INSERT INTO webhook_streams (user_id, url_hash, ordered) VALUES (?, ?, ?)', [
+          userId,
+          urlHash,
+          ordered ? 1 : 0,
+        ]);
+        const [row] = await dataSource.query<{ id: number | string }[]>('SELECT id FROM webhook_streams WHERE url_hash = ?', [urlHash]);
+        return Number(row.id);
+      },
+      async setOrdered(streamId, ordered) {
+        await dataSource.query('UPDATE webhook_streams SET ordered = ? WHERE id = ?', [ordered ? 1 : 0, streamId]);
+      },
       openClaim: other?.openClaim,
       async close() {
         await other?.close();
@@ -309,6 +332,25 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     for (let userId = 1; userId <= 6; userId++) await enqueue([[event(userId), 'due']], leaseAt(NOW + userId));
   };
   const users = ({ claims }: Claimed) => claims.map((claim) => claim.userId).sort((x, y) => x - y);
+
+  if (kind.interleaves !== null)
+    it("in an ordered stream, takes nothing behind the first PENDING delivery while another claim's open transaction holds it", async () => {
+      const streamId = await harness.stream(1, true);
+      const [head, next] = [
+        { ...event(1), streamId },
+        { ...event(1), streamId },
+      ];
+      await enqueue([
+        [head, 'due'],
+        [next, 'due'],
+      ]);
+      const other = await harness.openClaim!(10, leaseAt(NOW));
+      const meanwhile = await store.claimDue(10, leaseAt(NOW));
+      const committed = await other.commit();
+      // One of the two leased the head (which one depends on the claim mode); neither took the next.
+      expect([...meanwhile.claims, ...committed.claims].map((claim) => claim.eventId)).toEqual([head.id]);
+      expect((await store.claimDue(10, leaseAt(NOW))).claims).toEqual([]);
+    });
 
   if (kind.interleaves === 'skip-locked')
     it("skips the rows another claim's open locking read holds, its over-scan included, and takes them once it committed", async () => {
@@ -484,6 +526,98 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     expect(again.map((claim) => [claim.eventId, claim.trace])).toEqual([[traced.id, trace]]);
     await store.recordAttempts([{ claim: again[0], record: { ...record, startedAt: NOW + 60_400 } }]);
     expect(await store.enqueueAgain(traced, 'lease', leaseAt(NOW + 70_000))).toMatchObject({ eventId: traced.id, trace });
+  });
+
+  it("numbers each stream's deliveries 1, 2, 3… in the order stored, rollbacks leaving no gap; again and recovered keep theirs", async () => {
+    const [a, b] = [await harness.stream(1), await harness.stream(1)];
+    const inA = () => ({ ...event(1), streamId: a });
+    const [first, second, other, unnumbered] = [inA(), inA(), { ...event(1), streamId: b }, event(1)];
+    const claims = await enqueue([
+      [first, 'lease'],
+      [other, 'lease'],
+      [second, 'due'],
+      [unnumbered, 'lease'],
+    ]);
+    expect(claims.map((claim) => [claim.eventId, claim.sequence ?? null])).toEqual(
+      expect.arrayContaining([
+        [first.id, 1],
+        [other.id, 1],
+        [unnumbered.id, null],
+      ]),
+    );
+    const [rolledBack, third] = [inA(), inA()];
+    await harness.within((tx) => store.enqueueWithin(tx, [rolledBack], () => 'due', leaseAt(NOW)), 'rollback');
+    const thirdLease = leaseAt(NOW);
+    await harness.within((tx) => store.enqueueWithin(tx, [third], () => 'lease', thirdLease), 'commit');
+    const { claims: due } = await store.claimDue(10, leaseAt(NOW));
+    const numbers = new Map(
+      [...claims, ...due, ...(await store.leasedWith(thirdLease))].map((claim) => [claim.eventId, claim.sequence ?? null]),
+    );
+    expect([first, second, third].map((e) => numbers.get(e.id))).toEqual([1, 2, 3]);
+
+    const firstClaim = claims.find((claim) => claim.eventId === first.id)!;
+    const failed = { startedAt: NOW, result: result('http_error'), status: DeliveryStatus.FAILED, nextAttemptAt: null };
+    expect(await store.recordAttempts([{ claim: firstClaim, record: failed }])).toEqual([true]);
+    expect(await store.recoverFailed({ userId: 1, since: NOW - 1, until: NOW + 1_000 }, 10, () => 'due', leaseAt(NOW + 10))).toBe(1);
+    const { claims: recovered } = await store.claimDue(10, leaseAt(NOW + 20));
+    expect(recovered.map((claim) => [claim.eventId, claim.sequence])).toEqual([[first.id, 1]]);
+    await store.recordAttempts([{ claim: recovered[0], record: { ...failed, startedAt: NOW + 20 } }]);
+    expect(await store.enqueueAgain(first, 'lease', leaseAt(NOW + 30))).toMatchObject({ eventId: first.id, sequence: 1 });
+  });
+
+  it('in an ordered stream, claims take only its first PENDING delivery, the next once that one is final; a lease waits due', async () => {
+    const ordered = await harness.stream(1, true);
+    const inOrder = () => ({ ...event(1), streamId: ordered });
+    const [head, next, last] = [inOrder(), inOrder(), inOrder()];
+    const free = { ...event(1), streamId: await harness.stream(1) };
+    // Asked to lease them at once, the store leaves the ordered ones due: the one before may not be final.
+    const leased = await enqueue([
+      [head, 'lease'],
+      [next, 'lease'],
+      [free, 'lease'],
+      [last, 'due'],
+    ]);
+    expect(leased.map((claim) => claim.eventId)).toEqual([free.id]);
+    await store.recordAttempts([{ claim: leased[0], record: attemptRecord(1, NOW, result('success'), NOW + 100) }]);
+    expect(await store.anyDue(NOW)).toBe(true);
+    const { claims } = await store.claimDue(10, leaseAt(NOW));
+    expect(claims.map((claim) => [claim.eventId, claim.sequence, claim.ordered])).toEqual([[head.id, 1, true]]);
+
+    // A retry keeps the head PENDING: the rest still wait, also once its retry is due and claimed again.
+    const retry = attemptRecord(1, NOW, result('http_error'), NOW + 100);
+    expect(retry.status).toBe(DeliveryStatus.PENDING);
+    await store.recordAttempts([{ claim: claims[0], record: retry }]);
+    expect(await store.anyDue(NOW + 1_000)).toBe(false);
+    expect((await store.claimDue(10, leaseAt(NOW + 1_000))).claims).toEqual([]);
+    const { claims: again } = await store.claimDue(10, leaseAt(retry.nextAttemptAt!));
+    expect(again.map((claim) => claim.eventId)).toEqual([head.id]);
+
+    // FAILED is final: the next one goes, then the last once that one is DELIVERED.
+    const failed = { startedAt: retry.nextAttemptAt!, result: result('http_error'), status: DeliveryStatus.FAILED, nextAttemptAt: null };
+    await store.recordAttempts([{ claim: again[0], record: failed }]);
+    const at = retry.nextAttemptAt! + 1_000;
+    const { claims: second } = await store.claimDue(10, leaseAt(at));
+    expect(second.map((claim) => [claim.eventId, claim.sequence])).toEqual([[next.id, 2]]);
+    await store.recordAttempts([{ claim: second[0], record: attemptRecord(1, at, result('success'), at + 100) }]);
+    const { claims: third } = await store.claimDue(10, leaseAt(at + 1_000));
+    expect(third.map((claim) => [claim.eventId, claim.sequence])).toEqual([[last.id, 3]]);
+  });
+
+  it('in an ordered stream, a redelivery waits behind what was queued before it; turning ordering off frees the rest', async () => {
+    const streamId = await harness.stream(1, true);
+    const inOrder = () => ({ ...event(1), streamId });
+    const [old, queued] = [inOrder(), inOrder()];
+    await enqueue([[old, 'due']]);
+    const { claims } = await store.claimDue(10, leaseAt(NOW));
+    await store.recordAttempts([{ claim: claims[0], record: attemptRecord(1, NOW, result('success'), NOW + 100) }]);
+    await enqueue([[queued, 'due']], leaseAt(NOW + 200));
+    const redelivered = await store.enqueueAgain(old, 'lease', leaseAt(NOW + 300));
+    expect(redelivered).toEqual({ queued: expect.any(Number) as number });
+    const { claims: turn } = await store.claimDue(10, leaseAt(NOW + 400));
+    expect(turn.map((claim) => claim.eventId)).toEqual([queued.id]);
+    await harness.setOrdered(streamId, false);
+    const { claims: rest } = await store.claimDue(10, leaseAt(NOW + 500));
+    expect(rest.map((claim) => [claim.eventId, claim.sequence, claim.ordered])).toEqual([[old.id, 1, false]]);
   });
 
   it('nextLeaseExpiry answers when the earliest running lease ends', async () => {

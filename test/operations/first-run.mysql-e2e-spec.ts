@@ -151,6 +151,7 @@ describe('first run on MySQL/MariaDB', () => {
       'Applied migration AddEd25519SigningKeys1765300000000',
       'Applied migration CreateEventSchemas1765400000000',
       'Applied migration CreateEndpointCircuits1765500000000',
+      'Applied migration AddDeliverySequences1765600000000',
       'Applied migration AddInstanceWakeUrl1765700000000',
     ]);
     expect(lines.filter((line) => line.context === 'Config' && line.level === 40).map((line) => line.msg)).toEqual([

@@ -57,6 +57,7 @@ describeEachDatabase('signing secret rotation on $name', (kind) => {
       enabled: true,
       webhookUrl: t.receiver.url(`/u${userId}`),
       hasWebhookSecret: true,
+      orderedDelivery: false,
       signatureSchemes: ['hmac'],
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
       previousSecretValidUntil: null,

@@ -36,6 +36,9 @@ export interface DeliveryRow {
   /** `partitionOf(userId)`, set on insert (`user_partition`). */
   readonly partition: number;
   readonly type: EventType;
+  /** Its stream (`webhook_streams`) and number there; null without one. */
+  readonly streamId: number | null;
+  readonly sequence: number | null;
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: number | null;
@@ -121,6 +124,8 @@ export class InMemoryOutboxStore extends OutboxStore {
   readonly events = new Map<string, EventRow>();
   readonly deliveries = new Map<number, DeliveryRow>();
   readonly attempts: AttemptRow[] = [];
+  /** The users' streams (one per user and URL): the last number given, and whether the stream delivers in order. */
+  readonly streams = new Map<number, { readonly userId: number; lastSequence: number; ordered: boolean }>();
   /** The rows each open claim's locking read holds (row id → the claim). */
   private readonly rowLocks = new Map<number, symbol>();
   private nextDeliveryId = 1;
@@ -130,6 +135,14 @@ export class InMemoryOutboxStore extends OutboxStore {
     return this.nextDeliveryId - 1;
   }
   private nextAttemptId = 1;
+  private nextStreamId = 1;
+
+  /** A new stream of `userId` (the preferences' part: a URL saved); its id. */
+  addStream(userId: number, ordered = false): number {
+    const id = this.nextStreamId++;
+    this.streams.set(id, { userId, lastSequence: 0, ordered });
+    return id;
+  }
 
   /** `leases`: the partitions table that claims by owner look at (the same one the instances take and renew leases in). */
   constructor(readonly leases: InMemoryPartitionLeases = new InMemoryPartitionLeases()) {
@@ -156,7 +169,10 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    return Promise.resolve([...this.deliveries.values()].some((row) => isDue(row, now) && this.owns(owned, row)));
+    const firstPending = this.firstPendingByStream();
+    return Promise.resolve(
+      [...this.deliveries.values()].some((row) => isDue(row, now) && this.inTurn(row, firstPending) && this.owns(owned, row)),
+    );
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
@@ -198,9 +214,12 @@ export class InMemoryOutboxStore extends OutboxStore {
     if (!this.events.has(event.id)) return Promise.resolve(null); // the foreign key refuses it
     const running = this.pendingOf(event.id);
     if (running) return Promise.resolve({ running: running.id });
-    const id = this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placement, lease);
-    if (placement !== 'lease') return Promise.resolve({ queued: id });
-    return Promise.resolve(this.claimedBy(lease)[0] ?? null);
+    // The event's number and stream, kept from its latest delivery.
+    const latest = [...this.deliveries.values()].filter((row) => row.eventId === event.id).sort((a, b) => b.id - a.id)[0];
+    const numbered = { streamId: latest?.streamId ?? null, sequence: latest?.sequence ?? null };
+    const id = this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type, ...numbered }, placement, lease);
+    const [claim] = placement === 'lease' ? this.claimedBy(lease) : [];
+    return Promise.resolve(claim ?? { queued: id });
   }
 
   claimDue(
@@ -228,10 +247,12 @@ export class InMemoryOutboxStore extends OutboxStore {
     const excluded = [...fairness.heldByUser].filter(([, held]) => held >= fairness.perUser).map(([userId]) => userId);
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     const locks = Symbol('claim');
+    const firstPending = this.firstPendingByStream();
     const rows = [...this.deliveries.values()]
       .filter(
         (row) =>
           isDue(row, lease.now) &&
+          this.inTurn(row, firstPending) &&
           (owned === 'all' || owned.partitions.includes(row.partition)) &&
           !excluded.includes(row.userId) &&
           (this.rowLocks.get(row.id) ?? locks) === locks,
@@ -375,7 +396,12 @@ export class InMemoryOutboxStore extends OutboxStore {
         wasDelivered: false,
       });
     }
-    for (const event of events) this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type }, placeOf(event), lease);
+    // Numbered in the order given, each in its stream (gone: no number).
+    for (const event of events) {
+      const stream = event.streamId == null ? undefined : this.streams.get(event.streamId);
+      const numbered = stream ? { streamId: event.streamId!, sequence: ++stream.lastSequence } : { streamId: null, sequence: null };
+      this.insertDelivery({ eventId: event.id, userId: event.userId, type: event.type, ...numbered }, placeOf(event), lease);
+    }
   }
 
   /** Whether a claim for `owned` may take `row`: it names the row's partition, and the table says its holder holds it long enough. */
@@ -385,14 +411,41 @@ export class InMemoryOutboxStore extends OutboxStore {
     );
   }
 
+  /**
+   * Whether a claim may take `row` as far as order goes: in an ordered stream only its first PENDING delivery (the lowest
+   * id), as the SQL stores' claim says (`IN_TURN`).
+   */
+  inTurn(row: DeliveryRow, firstPending: ReadonlyMap<number, number> = this.firstPendingByStream()): boolean {
+    return !this.isOrdered(row.streamId) || (firstPending.get(row.streamId!) ?? row.id) >= row.id;
+  }
+
+  /** The id of the first PENDING delivery of each ordered stream that has one. */
+  firstPendingByStream(): Map<number, number> {
+    const first = new Map<number, number>();
+    for (const row of this.deliveries.values())
+      if (row.status === DeliveryStatus.PENDING && this.isOrdered(row.streamId))
+        first.set(row.streamId!, Math.min(first.get(row.streamId!) ?? row.id, row.id));
+    return first;
+  }
+
+  /** Whether the stream delivers in order. */
+  isOrdered(streamId: number | null): boolean {
+    return streamId !== null && (this.streams.get(streamId)?.ordered ?? false);
+  }
+
   private pendingOf(eventId: string): DeliveryRow | undefined {
     return [...this.deliveries.values()].find((row) => row.eventId === eventId && row.status === DeliveryStatus.PENDING);
   }
 
   /** A new delivery; like the unique index of the SQL stores, never a second PENDING one of an event. */
-  private insertDelivery(event: { eventId: string; userId: number; type: EventType }, placement: Placement, lease: Lease): number {
+  private insertDelivery(
+    event: { eventId: string; userId: number; type: EventType; streamId: number | null; sequence: number | null },
+    placement: Placement,
+    lease: Lease,
+  ): number {
     if (this.pendingOf(event.eventId)) throw new Error(`Duplicate entry '${event.eventId}' for key 'ux_webhook_deliveries_pending_event'`);
-    const leased = placement === 'lease';
+    // Never leased at its insert in an ordered stream: it waits for a claim, which takes it in its turn.
+    const leased = placement === 'lease' && !this.isOrdered(event.streamId);
     const parked = typeof placement === 'object' ? placement : null;
     const id = this.nextDeliveryId++;
     this.deliveries.set(id, {
@@ -401,6 +454,8 @@ export class InMemoryOutboxStore extends OutboxStore {
       userId: event.userId,
       partition: partitionOf(event.userId),
       type: event.type,
+      streamId: event.streamId,
+      sequence: event.sequence,
       status: DeliveryStatus.PENDING,
       attemptCount: 0,
       nextAttemptAt: parked?.parkUntil ?? lease.now,
@@ -430,6 +485,8 @@ export class InMemoryOutboxStore extends OutboxStore {
         trace: event.trace,
         lockedUntil: lease.until,
         lockToken: lease.token,
+        sequence: row.sequence,
+        ordered: this.isOrdered(row.streamId),
       });
     }
     return claims;

@@ -27,6 +27,8 @@ export const INVARIANTS = {
     "a new owner of a user's partition sends nothing to an endpoint whose circuit another instance opened (no answer since) before that cool-down ends, once the opening was kept (or should have been: 5 s without a failed write, a crash, a pause or an outage)",
   'announced-once':
     'every recorded attempt is announced on attemptRecorded exactly once (unless its recorder crashed first), and nothing else is',
+  'ordered-delivery':
+    'no request of a delivery of an ordered stream (a user and URL with ordered delivery on) leaves while a delivery queued before it in that stream is PENDING',
   'no-livelock': 'the engine comes to rest after every step (no endless loop of claims or records)',
   'no-unhandled-rejection': 'no promise of the engine rejects unhandled (in a service, that ends the process)',
 } as const;

@@ -173,6 +173,11 @@ export const MUTATIONS = {
     breaks: 'an instance whose own network is down keeps its partitions, so its users wait while others could deliver',
     ownership: (ownership) => around(ownership.egress, 'standsDown', () => () => false),
   },
+  'claims-ignore-order': {
+    invariant: 'ordered-delivery',
+    breaks: "a claim takes an ordered stream's deliveries whether or not the one before is final",
+    store: (store) => around(store, 'inTurn', () => () => true),
+  },
   'announces-twice': {
     invariant: 'announced-once',
     breaks: 'every recorded attempt is announced twice',

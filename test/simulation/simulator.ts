@@ -190,8 +190,14 @@ class World implements StoreWorld {
   private readonly users: number[];
   private readonly types: readonly EventType[];
   /** Per `userId/type`: the URL and whether WEBHOOK is on. */
-  private readonly webhooks = new Map<string, { userId: number; type: EventType; url: string; enabled: boolean }>();
+  private readonly webhooks = new Map<string, { userId: number; type: EventType; url: string; enabled: boolean; streamId: number }>();
   private readonly modes = new Map<string, Mode>();
+  /** Users with ordered delivery on (every URL of theirs): `ordered-delivery` checks their streams. */
+  private readonly orderedUsers = new Set<number>();
+  private readonly streamIds = new Map<string, number>();
+  /** Deliveries seen final, and when the latest delivery of each stream was (global time): an ordered row's schedule starts then. */
+  private readonly finalSeen = new Set<number>();
+  private readonly streamFinalAt = new Map<number, number>();
 
   readonly events = new Map<string, SimEvent>();
   private readonly transactions: HostTransaction[] = [];
@@ -249,14 +255,31 @@ class World implements StoreWorld {
     });
     this.faults = { prefsFail: r.pick([0, 0.01]), pause: r.pick([0, 0, 0.5, 1]), pauseAtSend: r.pick([0, 0, 0.002, 0.01]) };
     this.users = Array.from({ length: r.int(2, 4) }, (_, i) => i + 1);
+    // Drawn apart from the run's own random numbers, so that every seed runs the interleavings it ran before ordering.
+    const ordering = new Prng(options.seed * 7_919 + 104_729);
+    for (const userId of this.users) if (ordering.chance(0.5)) this.orderedUsers.add(userId);
     this.types = WEBHOOK_EVENT_TYPES.slice(0, 3);
     for (const userId of this.users) {
       for (const host of ['a', 'b']) this.modes.set(`u${userId}-${host}.example`, r.chance(0.8) ? 'up' : this.randomMode());
       for (const type of this.types) {
         const host = `u${userId}-${r.pick(['a', 'b'])}.example`;
-        this.webhooks.set(webhookKey(userId, type), { userId, type, url: `https://${host}/hooks/${type}`, enabled: r.chance(0.9) });
+        // Ordered users post every type of a host to one URL: one stream across types.
+        const url = this.orderedUsers.has(userId) ? `https://${host}/hooks` : `https://${host}/hooks/${type}`;
+        const streamId = this.streamOf(userId, url);
+        this.webhooks.set(webhookKey(userId, type), { userId, type, url, enabled: r.chance(0.9), streamId });
       }
     }
+  }
+
+  /** The user's stream of `url` (one per user and URL, made at its first use), ordered for the users who chose it. */
+  private streamOf(userId: number, url: string): number {
+    const key = `${userId} ${url}`;
+    let id = this.streamIds.get(key);
+    if (id === undefined) {
+      id = this.store.addStream(userId, this.orderedUsers.has(userId));
+      this.streamIds.set(key, id);
+    }
+    return id;
   }
 
   async run(): Promise<SimResult> {
@@ -459,9 +482,10 @@ class World implements StoreWorld {
     const chosen = Array.from({ length: count }, () => this.random.pick(webhooks));
     const targets = new Map<string, WebhookTarget>();
     const news = chosen.map((webhook) => {
-      targets.set(webhookKey(webhook.userId, webhook.type), { url: webhook.url, secret: 'simulation-secret' });
+      targets.set(webhookKey(webhook.userId, webhook.type), this.targetOf(webhook));
       const id = `e${this.nextEvent++}`;
-      return { id, userId: webhook.userId, type: webhook.type, body: JSON.stringify({ id, type: webhook.type }) };
+      const body = JSON.stringify({ id, type: webhook.type });
+      return { id, userId: webhook.userId, type: webhook.type, body, streamId: webhook.streamId };
     });
     return { events: news.map((e) => this.addEvent(e, null)), news, targets };
   }
@@ -643,13 +667,17 @@ class World implements StoreWorld {
     if (how === 'crash') this.trace(`crash ${instance.name}`);
   }
 
+  private targetOf(webhook: { url: string; streamId: number; userId: number }): WebhookTarget {
+    return { url: webhook.url, secret: 'simulation-secret', streamId: webhook.streamId, ordered: this.orderedUsers.has(webhook.userId) };
+  }
+
   private webhookTargets(pairs: readonly { userId: number; type: EventType }[]): Promise<Map<string, WebhookTarget>> {
     this.activity++;
     if (this.random.chance(this.faults.prefsFail)) return Promise.reject(new Error('simulated preferences read failure'));
     const targets = new Map<string, WebhookTarget>();
     for (const { userId, type } of pairs) {
       const webhook = this.webhooks.get(webhookKey(userId, type));
-      if (webhook?.enabled) targets.set(webhookKey(userId, type), { url: webhook.url, secret: 'simulation-secret' });
+      if (webhook?.enabled) targets.set(webhookKey(userId, type), this.targetOf(webhook));
     }
     return Promise.resolve(targets);
   }
@@ -758,6 +786,7 @@ class World implements StoreWorld {
     const host = new URL(request.url).host;
     const endpoint = endpointKeyOf(claim.userId, request.url);
     const record = this.checkSend(instance, claim, attempt, endpoint, partitionLeaseAtCheck);
+    this.checkInTurn(instance, claim, attempt);
     const egressDown = this.egress.isDown(instance, this.time.now);
     const mode = this.modes.get(host) ?? 'up';
     const result = egressDown ? networkUnreachable(this.random.int(1, 30)) : this.answer(mode);
@@ -830,6 +859,39 @@ class World implements StoreWorld {
   }
 
   /** The checks made as a request goes out; returns its record. */
+  /** `ordered-delivery`: a request of an ordered stream's delivery leaves while no delivery queued before it there is PENDING. */
+  private checkInTurn(instance: Instance, claim: ClaimedDelivery, attempt: number): void {
+    const row = this.store.deliveries.get(claim.id);
+    if (!row || !this.isOrderedStream(row.streamId)) return;
+    const before = this.pendingBefore(row);
+    if (before !== undefined)
+      this.violate(
+        'ordered-delivery',
+        `order ${claim.id}#${attempt}`,
+        `${claim.eventId} (delivery ${claim.id}, sequence ${row.sequence}) attempt ${attempt} sent by ${instance.name} while delivery ` +
+          `${before.id} (sequence ${before.sequence}, ${before.attemptCount} attempts) of its ordered stream ${row.streamId} is PENDING`,
+      );
+  }
+
+  /** Whether the stream is an ordered one: the world's own record, not the store's (a mutation may break the store). */
+  private isOrderedStream(streamId: number | null): boolean {
+    return streamId !== null && this.orderedUsers.has(this.store.streams.get(streamId)?.userId ?? 0);
+  }
+
+  /** The first PENDING delivery queued before `row` in its stream, if any. */
+  private pendingBefore(row: DeliveryRow): DeliveryRow | undefined {
+    let first: DeliveryRow | undefined;
+    for (const other of this.store.deliveries.values())
+      if (
+        other.streamId === row.streamId &&
+        other.id < row.id &&
+        other.status === DeliveryStatus.PENDING &&
+        (!first || other.id < first.id)
+      )
+        first = other;
+    return first;
+  }
+
   private checkSend(
     instance: Instance,
     claim: ClaimedDelivery,
@@ -1218,7 +1280,19 @@ class World implements StoreWorld {
     // progress) and a due row comes before it in that instance's line; a minute at most, as long as an `all` process may
     // take to learn of a row. Its wait counts from when that stops (seed 13174: an instance claiming two at a time
     // through 71 deliveries it had just recovered, slow attempts between, reached the last ones after 7 s).
-    const dueInClaimOrder = [...this.store.deliveries.values()].filter((row) => isDue(row, now)).sort(claimOrder);
+    // An ordered stream's delivery waits its turn behind the first PENDING one before it: no claim may take it.
+    const firstPending = new Map<number, number>();
+    for (const row of this.store.deliveries.values()) {
+      if (row.streamId === null) continue;
+      if (row.status === DeliveryStatus.PENDING) firstPending.set(row.streamId, Math.min(firstPending.get(row.streamId) ?? row.id, row.id));
+      else if (!this.finalSeen.has(row.id)) {
+        this.finalSeen.add(row.id);
+        this.streamFinalAt.set(row.streamId, now);
+      }
+    }
+    const waitsInStream = (row: DeliveryRow) =>
+      this.isOrderedStream(row.streamId) && (firstPending.get(row.streamId!) ?? Number.POSITIVE_INFINITY) < row.id;
+    const dueInClaimOrder = [...this.store.deliveries.values()].filter((row) => isDue(row, now) && !waitsInStream(row)).sort(claimOrder);
     const firstInLine = new Map(
       deliverers.map(
         (instance) => [instance, dueInClaimOrder.find((row) => looksFor(instance, row) && hasRoomFor(instance, row.userId))] as const,
@@ -1252,7 +1326,10 @@ class World implements StoreWorld {
       if (pendingOfEvent) pendingOfEvent.push(row.id);
       else pending.set(row.eventId, [row.id]);
       const track = this.tracks.get(row.id)!;
-      if (now > track.deadline + (this.haltedMs - track.haltedAtCreation))
+      // In an ordered stream, its schedule starts when the one before it became final (guarantee 4), if that is later.
+      const inTurnSince = this.isOrderedStream(row.streamId) ? (this.streamFinalAt.get(row.streamId!) ?? 0) : 0;
+      const deadline = Math.max(track.deadline, inTurnSince + SCHEDULE_MS + SCHEDULE_SLACK_MS);
+      if (!waitsInStream(row) && now > deadline + (this.haltedMs - track.haltedAtCreation))
         this.violate(
           'final-within-schedule',
           `late ${row.id}`,
@@ -1268,7 +1345,7 @@ class World implements StoreWorld {
       const since = Math.max(leaseEnded ? row.lockedUntil! : (row.nextAttemptAt ?? now), track.visibleAt, track.releasedAt ?? 0);
       // Measured from when an instance that looks for it had room for it: what waited for room (a user's share, attempts
       // or records to end) is claimed when the room frees, after one claim's round trip, never at that very instant.
-      const claimable = free && (leaseEnded || parkedEnded);
+      const claimable = free && (leaseEnded || parkedEnded) && !waitsInStream(row);
       if (!claimable) track.waitingTurnSince = undefined;
       if (claimable && !waitsItsTurn(row, track) && roomFor(row)) track.roomSince ??= now;
       else track.roomSince = null;

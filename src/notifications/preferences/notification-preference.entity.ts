@@ -24,6 +24,10 @@ export class NotificationPreference {
   @Column({ name: 'webhook_url', type: 'varchar', length: MAX_WEBHOOK_URL_LENGTH, nullable: true })
   webhookUrl: string | null;
 
+  /** WEBHOOK rows with a URL: the user's stream of that URL (`webhook_streams`), which numbers and orders its deliveries. */
+  @Column({ name: 'stream_id', type: 'integer', nullable: true })
+  streamId: number | null;
+
   /** WEBHOOK rows: which schemes sign its deliveries (`hmac`, `ed25519` or `hmac,ed25519`; see `SignatureScheme`). */
   @Column({ name: 'signature_schemes', type: 'varchar', length: 32, default: 'hmac' })
   signatureSchemes: string;

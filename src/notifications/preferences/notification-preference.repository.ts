@@ -26,6 +26,8 @@ export interface PreferenceChange {
   readonly webhookUrl?: string | null;
   /** undefined keeps the stored schemes (as stored: `hmac`, `ed25519`, `hmac,ed25519`). */
   readonly signatureSchemes?: string;
+  /** The stream of the URL (set with it); undefined keeps the stored one. */
+  readonly streamId?: number;
 }
 
 /** An enabled webhook preference, with its signing secret as stored (sealed), or null when it has none. */
@@ -39,6 +41,9 @@ export interface EnabledWebhook {
   readonly signatureSchemes: string;
   /** Its Ed25519 key pair as stored (sealed), or null when it has none. */
   readonly signingKey: StoredSigningKey | null;
+  /** The stream of its URL (null for none yet), and whether that stream is ordered. */
+  readonly streamId: number | null;
+  readonly ordered: boolean;
 }
 
 interface EnabledWebhookRow {
@@ -57,6 +62,8 @@ interface EnabledWebhookRow {
   k_previous_key_id: string | null;
   k_previous_ciphertext: string | null;
   k_previous_until: number | string | null;
+  stream_id: number | string | null;
+  ordered: number | boolean | string | null;
 }
 
 @Injectable()
@@ -86,9 +93,10 @@ export class NotificationPreferenceRepository {
       const rows = await this.preferences.manager.query<EnabledWebhookRow[]>(
         'SELECT p.id, p.user_id, p.type, p.webhook_url, p.signature_schemes, s.key_id, s.ciphertext, s.previous_key_id, ' +
           's.previous_ciphertext, s.previous_until, k.key_id AS k_key_id, k.ciphertext AS k_ciphertext, ' +
-          'k.previous_key_id AS k_previous_key_id, k.previous_ciphertext AS k_previous_ciphertext, k.previous_until AS k_previous_until ' +
+          'k.previous_key_id AS k_previous_key_id, k.previous_ciphertext AS k_previous_ciphertext, k.previous_until AS k_previous_until, ' +
+          'p.stream_id, st.ordered ' +
           'FROM notification_preferences p LEFT JOIN webhook_signing_secrets s ON s.preference_id = p.id ' +
-          'LEFT JOIN webhook_signing_keys k ON k.preference_id = p.id ' +
+          'LEFT JOIN webhook_signing_keys k ON k.preference_id = p.id LEFT JOIN webhook_streams st ON st.id = p.stream_id ' +
           `WHERE p.user_id IN (${placeholders(chunk)}) AND p.type IN (${placeholders(types)}) AND p.channel = ? AND p.enabled = ?`,
         [...chunk, ...types, NotificationChannel.WEBHOOK, true],
       );
@@ -119,6 +127,7 @@ export class NotificationPreferenceRepository {
           ...key,
           enabled: change.enabled,
           webhookUrl: change.webhookUrl ?? null,
+          streamId: change.streamId ?? null,
           ...(change.signatureSchemes === undefined ? {} : { signatureSchemes: change.signatureSchemes }),
         }),
       );
@@ -213,6 +222,7 @@ export class NotificationPreferenceRepository {
     preference.enabled = change.enabled;
     if (change.webhookUrl !== undefined) preference.webhookUrl = change.webhookUrl;
     if (change.signatureSchemes !== undefined) preference.signatureSchemes = change.signatureSchemes;
+    if (change.streamId !== undefined) preference.streamId = change.streamId;
     if (change.enabled) {
       preference.disabledReason = null;
       preference.consecutiveFailures = 0;
@@ -276,5 +286,17 @@ function enabledWebhookOf(row: EnabledWebhookRow): EnabledWebhook {
           previousUntil: row.k_previous_until === null ? null : Number(row.k_previous_until),
         };
   const signatureSchemes = row.signature_schemes;
-  return { id, userId: Number(row.user_id), type: row.type, webhookUrl: row.webhook_url, secret, signatureSchemes, signingKey };
+  const streamId = row.stream_id === null ? null : Number(row.stream_id);
+  const ordered = streamId !== null && Boolean(Number(row.ordered));
+  return {
+    id,
+    userId: Number(row.user_id),
+    type: row.type,
+    webhookUrl: row.webhook_url,
+    secret,
+    signatureSchemes,
+    signingKey,
+    streamId,
+    ordered,
+  };
 }

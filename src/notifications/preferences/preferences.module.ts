@@ -7,11 +7,13 @@ import { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository } from './notification-preference.repository';
 import { PreferencesController } from './preferences.controller';
 import { PreferencesService } from './preferences.service';
+import { WebhookStream } from './webhook-stream.entity';
+import { WebhookStreamRepository } from './webhook-stream.repository';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([NotificationPreference]), SettingsApiModule, SecretsModule, UrlPolicyModule],
+  imports: [TypeOrmModule.forFeature([NotificationPreference, WebhookStream]), SettingsApiModule, SecretsModule, UrlPolicyModule],
   controllers: [PreferencesController],
-  providers: [NotificationPreferenceRepository, PreferencesService],
+  providers: [NotificationPreferenceRepository, WebhookStreamRepository, PreferencesService],
   exports: [PreferencesService],
 })
 export class PreferencesModule {}

@@ -16,6 +16,7 @@ import { PreferenceSource, WebhookDisabledReasonCode } from './dto/preference.dt
 import type { UpsertPreferenceDto } from './dto/upsert-preference.dto';
 import type { NotificationPreference } from './notification-preference.entity';
 import { NotificationPreferenceRepository, type PreferenceKey } from './notification-preference.repository';
+import { WebhookStreamRepository } from './webhook-stream.repository';
 
 const { WEBHOOK } = NotificationChannel;
 const HOUR_MS = 3_600_000;
@@ -31,6 +32,10 @@ export interface WebhookTarget {
    * is fixed, never go out unsigned. Set whenever `secret` is null.
    */
   readonly unusableSecret?: string;
+  /** The user's stream of this URL: numbers its deliveries (`X-Service-Sequence`); absent for a test send. */
+  readonly streamId?: number | null;
+  /** Ordered delivery is on for the stream: its deliveries go one at a time, in order. */
+  readonly ordered?: boolean;
 }
 
 /** When a run of failed deliveries disables a webhook. */
@@ -68,6 +73,7 @@ export class PreferencesService {
     private readonly preferences: NotificationPreferenceRepository,
     private readonly secrets: SecretsService,
     private readonly urlPolicy: WebhookUrlPolicy,
+    private readonly streams: WebhookStreamRepository,
     @InjectDataSource() private readonly dataSource: DataSource,
   ) {}
 
@@ -82,22 +88,28 @@ export class PreferencesService {
     }
     const webhookUrl = await this.acceptedWebhookUrl(userId, input);
     const signatureSchemes = acceptedSchemes(input);
+    const ordered = acceptedOrdered(input);
     const key = { userId, type, channel };
     if (channel === WEBHOOK && enabled) {
-      const { response, previousUrl } = await this.enableWebhook(key, webhookUrl!, signatureSchemes);
+      const { response, previousUrl } = await this.enableWebhook(key, webhookUrl!, signatureSchemes, ordered);
       this.announceUrlChange(key, previousUrl, webhookUrl);
       return response;
     }
     if (channel !== WEBHOOK) return toDto(await this.preferences.upsert(key, { enabled, webhookUrl }), false);
     const previousUrl = webhookUrl != null ? ((await this.preferences.findOne(key))?.webhookUrl ?? null) : null;
     const preference = await shortTransaction(this.dataSource, async (manager) => {
-      const saved = await this.preferences.in(manager).upsert(key, { enabled, webhookUrl, signatureSchemes });
+      const streamId = webhookUrl != null ? (await this.streams.in(manager).ensure(userId, webhookUrl)).id : undefined;
+      const saved = await this.preferences.in(manager).upsert(key, { enabled, webhookUrl, signatureSchemes, streamId });
       if (schemesOf(saved.signatureSchemes).includes(SignatureScheme.ED25519)) await this.secrets.ensureSigningKey(saved.id, manager);
+      if (ordered !== undefined) {
+        if (saved.streamId === null) throw InvalidFieldsException.of('orderedDelivery', 'needs a webhookUrl: send one, or save one first');
+        await this.streams.in(manager).setOrdered(saved.streamId, ordered);
+      }
       return saved;
     });
     this.announceUrlChange(key, previousUrl, webhookUrl);
     const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
-    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id));
+    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id), await this.isOrdered(preference));
   }
 
   /**
@@ -110,6 +122,7 @@ export class PreferencesService {
     key: PreferenceKey,
     webhookUrl: string,
     signatureSchemes?: string,
+    ordered?: boolean,
   ): Promise<{ response: UpsertPreferenceResponseDto; previousUrl: string | null }> {
     const { preference, revealed, previousUrl } = await shortTransaction(this.dataSource, async (manager) => {
       const preferences = this.preferences.in(manager);
@@ -119,10 +132,12 @@ export class PreferencesService {
       // Like the secret, the key pair exists before the webhook is enabled with a scheme that needs it.
       if (schemesOf(signatureSchemes ?? existing.signatureSchemes).includes(SignatureScheme.ED25519))
         await this.secrets.ensureSigningKey(existing.id, manager);
-      const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes });
+      const stream = await this.streams.in(manager).ensure(key.userId, webhookUrl);
+      if (ordered !== undefined) await this.streams.in(manager).setOrdered(stream.id, ordered);
+      const updated = await preferences.update(existing, { enabled: true, webhookUrl, signatureSchemes, streamId: stream.id });
       return { preference: updated, revealed: secret, previousUrl };
     });
-    const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
+    const dto = toDto(preference, true, await this.publicKeyOf(preference.id), await this.isOrdered(preference));
     return { response: revealed ? { ...dto, webhookSecret: revealed } : dto, previousUrl };
   }
 
@@ -136,7 +151,7 @@ export class PreferencesService {
     if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
     await this.secrets.rotateSigningKey(preference.id, overlapHours * HOUR_MS);
     const withSecret = await this.secrets.preferenceIdsWithSecret([preference.id]);
-    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id));
+    return toDto(preference, withSecret.has(preference.id), await this.publicKeyOf(preference.id), await this.isOrdered(preference));
   }
 
   private announceUrlChange(key: PreferenceKey, previousUrl: string | null, webhookUrl: string | null | undefined): void {
@@ -155,7 +170,7 @@ export class PreferencesService {
     if (!preference?.webhookUrl) throw new NotFoundException(`No webhook is configured for ${type}`);
     const rotated = await this.secrets.rotateSecret(preference.id, overlapHours * HOUR_MS);
     const previousSecretValidUntil = rotated.previousUntil === null ? null : new Date(rotated.previousUntil).toISOString();
-    const dto = toDto(preference, true, await this.publicKeyOf(preference.id));
+    const dto = toDto(preference, true, await this.publicKeyOf(preference.id), await this.isOrdered(preference));
     return { ...dto, webhookSecret: rotated.secret, previousSecretValidUntil };
   }
 
@@ -189,7 +204,10 @@ export class PreferencesService {
     const preferences = await this.preferences.listForUser(userId);
     const withSecret = await this.secretsOf(preferences);
     const keys = await this.publicKeysOf(preferences);
-    return preferences.map((preference) => toDto(preference, withSecret.has(preference.id), keys.get(preference.id)));
+    const ordered = await this.orderedOf(preferences);
+    return preferences.map((preference) =>
+      toDto(preference, withSecret.has(preference.id), keys.get(preference.id), ordered.get(preference.streamId ?? 0)),
+    );
   }
 
   /** Defaults merged with the user's explicit preferences: one row per event type and allowed channel. */
@@ -197,6 +215,7 @@ export class PreferencesService {
     const preferences = await this.preferences.listForUser(userId);
     const withSecret = await this.secretsOf(preferences);
     const keys = await this.publicKeysOf(preferences);
+    const ordered = await this.orderedOf(preferences);
     const explicit = new Map(preferences.map((p) => [`${p.type}/${p.channel}`, p]));
     return EVENT_CATALOG.flatMap(({ type, group, channels, defaultChannels }) =>
       channels.map((channel): EffectivePreferenceDto => {
@@ -213,6 +232,7 @@ export class PreferencesService {
           ...row,
           webhookUrl: preference?.webhookUrl ?? null,
           hasWebhookSecret: !!preference && withSecret.has(preference.id),
+          orderedDelivery: ordered.get(preference?.streamId ?? 0) ?? false,
           ...signingOf(preference, preference && keys.get(preference.id)),
         };
         return withDisabledReason(webhook, preference);
@@ -244,7 +264,11 @@ export class PreferencesService {
     return new Map(
       enabled.map((p) => [
         webhookKey(p.userId, p.type),
-        targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
+        {
+          ...targetOf(p.webhookUrl!, schemesOf(p.signatureSchemes), secrets.get(p.id), keys.get(p.id)),
+          streamId: p.streamId,
+          ordered: p.ordered,
+        },
       ]),
     );
   }
@@ -262,6 +286,16 @@ export class PreferencesService {
     const secrets = await this.secrets.secretForSigning(preference.id);
     const keys = schemes.includes(SignatureScheme.ED25519) ? await this.secrets.signingKeysFor(preference.id) : [];
     return targetOf(preference.webhookUrl, schemes, secrets ?? undefined, keys);
+  }
+
+  /** Whether the stream of the preference's URL delivers in order. */
+  private async isOrdered(preference: NotificationPreference): Promise<boolean> {
+    return (await this.orderedOf([preference])).get(preference.streamId ?? 0) ?? false;
+  }
+
+  /** Whether each of these preferences' streams delivers in order, by stream id. */
+  private orderedOf(preferences: readonly NotificationPreference[]): Promise<Map<number, boolean>> {
+    return this.streams.orderedOf(preferences.flatMap((p) => (p.channel === WEBHOOK && p.streamId !== null ? [p.streamId] : [])));
   }
 
   private async publicKeyOf(preferenceId: number): Promise<PublicSigningKeys | undefined> {
@@ -293,6 +327,13 @@ export class PreferencesService {
       throw error;
     }
   }
+}
+
+/** Ordered delivery as asked for (undefined: keep it); refused on channels other than WEBHOOK. */
+function acceptedOrdered({ channel, orderedDelivery }: UpsertPreferenceDto): boolean | undefined {
+  if (orderedDelivery == null) return undefined;
+  if (channel !== WEBHOOK) throw InvalidFieldsException.of('orderedDelivery', `is only accepted with channel ${WEBHOOK}`);
+  return orderedDelivery;
 }
 
 /** The schemes asked for, as stored; refused on channels other than WEBHOOK. */
@@ -336,7 +377,7 @@ function signingOf(preference: NotificationPreference | undefined, keys: PublicS
   return signing;
 }
 
-function toDto(preference: NotificationPreference, hasWebhookSecret: boolean, keys?: PublicSigningKeys): PreferenceDto {
+function toDto(preference: NotificationPreference, hasWebhookSecret: boolean, keys?: PublicSigningKeys, ordered = false): PreferenceDto {
   const base = {
     type: preference.type,
     channel: preference.channel,
@@ -344,7 +385,10 @@ function toDto(preference: NotificationPreference, hasWebhookSecret: boolean, ke
     updatedAt: new Date(preference.updatedAt).toISOString(),
   };
   if (preference.channel !== WEBHOOK) return base;
-  return withDisabledReason({ ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret, ...signingOf(preference, keys) }, preference);
+  return withDisabledReason(
+    { ...base, webhookUrl: preference.webhookUrl, hasWebhookSecret, orderedDelivery: ordered, ...signingOf(preference, keys) },
+    preference,
+  );
 }
 
 // `disabledReasonCode` and `disabledReason` appear only while auto-disable, their one writer, has turned the webhook off.

@@ -29,6 +29,26 @@ export class WebhookLastAttemptDto {
   error: string | null;
 }
 
+export class OrderedHeadDto {
+  @ApiProperty({ type: 'integer', minimum: 1, description: 'The delivery the others to this URL wait for (the delivery log has it).' })
+  deliveryId: number;
+
+  @ApiProperty({ enum: EventType, enumName: 'EventType' })
+  type: EventType;
+
+  @ApiProperty({ type: 'integer', minimum: 1, nullable: true, description: 'Its `X-Service-Sequence`.' })
+  sequence: number | null;
+
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'Attempts made so far (of 6).' })
+  attemptCount: number;
+
+  @ApiProperty({ ...DATE_TIME, description: 'When its next attempt is due; the ones behind it wait at least until then.' })
+  nextAttemptAt: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Why its last attempt failed; null before its first.' })
+  lastError: string | null;
+}
+
 export class WebhookHealthDto {
   @ApiProperty({ enum: EventType, enumName: 'EventType' })
   type: EventType;
@@ -87,4 +107,23 @@ export class WebhookHealthDto {
     description: `Deliveries of this type waiting for their next attempt (PENDING). Counted among at most ${WAITING_COUNT_CAP.toLocaleString('en-US')} of the user's waiting deliveries: past that, a lower bound.`,
   })
   waitingDeliveries: number;
+
+  @ApiProperty({ description: "Ordered delivery is on for this webhook's URL (see `orderedDelivery` on the preference)." })
+  orderedDelivery: boolean;
+
+  @ApiPropertyOptional({
+    type: OrderedHeadDto,
+    description:
+      "With `orderedDelivery`: the first PENDING delivery to this URL (any of the user's types that post there), which " +
+      'the others wait for while it retries (up to 5 h 21 min; it lets them go once DELIVERED, FAILED or CANCELLED). ' +
+      'Absent when nothing to this URL is PENDING.',
+  })
+  orderedHead?: OrderedHeadDto;
+
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description: 'With `orderedDelivery`: PENDING deliveries to this URL waiting behind `orderedHead` (0 otherwise).',
+  })
+  waitingBehind: number;
 }

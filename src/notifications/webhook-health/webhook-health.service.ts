@@ -6,6 +6,8 @@ import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
 import type { PreferenceDto } from '../preferences/dto/preference.dto';
 import { PreferencesService } from '../preferences/preferences.service';
+import { streamUrlHash } from '../preferences/webhook-stream.repository';
+import type { OrderedHead } from '../delivery/delivery-log/delivery-log.repository';
 import { failingAfterAttempts } from './health-settings';
 import { type HealthFacts, NO_HEALTH_FACTS, storedState } from './health-transitions';
 import { WAITING_COUNT_CAP, type WebhookHealthDto } from './webhook-health.dto';
@@ -31,12 +33,19 @@ export class WebhookHealthService {
   async list(userId: number): Promise<WebhookHealthDto[]> {
     const webhooks = (await this.preferences.list(userId)).filter((preference) => preference.channel === NotificationChannel.WEBHOOK);
     if (webhooks.length === 0) return [];
-    const [rows, waiting] = await Promise.all([this.health.forUser(userId), this.deliveries.waitingByType(userId, WAITING_COUNT_CAP)]);
+    const [rows, waiting, heads] = await Promise.all([
+      this.health.forUser(userId),
+      this.deliveries.waitingByType(userId, WAITING_COUNT_CAP),
+      webhooks.some((webhook) => webhook.orderedDelivery) ? this.deliveries.orderedHeads(userId) : new Map<string, OrderedHead>(),
+    ]);
     const byType = new Map(rows.map((row) => [row.type, row]));
-    return webhooks.map((webhook) => this.toDto(webhook, byType.get(webhook.type) ?? NO_HEALTH_FACTS, waiting.get(webhook.type) ?? 0));
+    return webhooks.map((webhook) => {
+      const head = webhook.orderedDelivery && webhook.webhookUrl ? heads.get(streamUrlHash(webhook.webhookUrl)) : undefined;
+      return this.toDto(webhook, byType.get(webhook.type) ?? NO_HEALTH_FACTS, waiting.get(webhook.type) ?? 0, head);
+    });
   }
 
-  private toDto(webhook: PreferenceDto, facts: HealthFacts, waitingDeliveries: number): WebhookHealthDto {
+  private toDto(webhook: PreferenceDto, facts: HealthFacts, waitingDeliveries: number, head?: OrderedHead): WebhookHealthDto {
     return {
       type: webhook.type,
       webhookUrl: webhook.webhookUrl ?? null,
@@ -59,6 +68,20 @@ export class WebhookHealthService {
       lastSuccessAt: iso(facts.lastSuccessAt),
       circuitOpenUntil: iso(facts.circuitOpenUntil),
       waitingDeliveries,
+      orderedDelivery: webhook.orderedDelivery ?? false,
+      ...(head
+        ? {
+            orderedHead: {
+              deliveryId: head.deliveryId,
+              type: head.type,
+              sequence: head.sequence,
+              attemptCount: head.attemptCount,
+              nextAttemptAt: iso(head.nextAttemptAt),
+              lastError: head.lastError,
+            },
+          }
+        : {}),
+      waitingBehind: head?.waitingBehind ?? 0,
     };
   }
 

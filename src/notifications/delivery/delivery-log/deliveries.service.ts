@@ -4,7 +4,7 @@ import type { EventType } from '../../catalog/event-catalog';
 import { Clock } from '../../clock/clock';
 import { InvalidFieldsException } from '../../common/api/api-errors';
 import { PreferencesService } from '../../preferences/preferences.service';
-import { DeliveryLogRepository } from './delivery-log.repository';
+import { DeliveryLogRepository, type OrderedHead } from './delivery-log.repository';
 import { OutboxEngine } from '../engine/outbox-engine.service';
 import {
   cursorAfter,
@@ -103,6 +103,11 @@ export class DeliveriesService {
     return this.log.pendingByType(userId, cap);
   }
 
+  /** Per URL hash, the delivery each of the user's ordered streams waits for, and how many wait behind it. */
+  orderedHeads(userId: number): Promise<Map<string, OrderedHead>> {
+    return this.log.orderedHeads(userId);
+  }
+
   recover(userId: number, input: RecoverDeliveriesDto): Promise<RecoverResultDto> {
     const now = this.clock.now();
     const since = Date.parse(rfc3339Instant(input.since)!);
@@ -169,6 +174,7 @@ function toDeliveryDto(d: WebhookDelivery): DeliveryDto {
     lastStatusCode: d.lastStatusCode,
     lastError: d.lastError,
     waitingReason: d.waitingReason,
+    sequence: d.sequence,
     createdAt: new Date(d.createdAt).toISOString(),
     updatedAt: new Date(d.updatedAt).toISOString(),
   };

@@ -25,6 +25,18 @@ export interface DeliveryPage {
   readonly status?: DeliveryStatus;
 }
 
+/** The first PENDING delivery of an ordered stream, which the ones behind it wait for. */
+export interface OrderedHead {
+  readonly deliveryId: number;
+  readonly type: EventType;
+  readonly sequence: number | null;
+  readonly attemptCount: number;
+  readonly nextAttemptAt: number | null;
+  readonly lastError: string | null;
+  /** PENDING deliveries of the stream behind it. */
+  readonly waitingBehind: number;
+}
+
 /**
  * The delivery log's read model: a user's deliveries, one delivery, its attempts, its event. Reads only: every write to
  * the delivery tables goes through the engine and its store ({@link DeliveryOutboxRepository}), which owns the lease,
@@ -102,6 +114,50 @@ export class DeliveryLogRepository {
       params,
     );
     return new Map(rows.map((row) => [row.type, Number(row.waiting)]));
+  }
+
+  /**
+   * The user's ordered streams that have PENDING deliveries, by URL hash: the first one (the one the others wait for) and
+   * how many wait behind it. Two index range scans per stream (`ix_webhook_deliveries_stream`).
+   */
+  async orderedHeads(userId: number): Promise<Map<string, OrderedHead>> {
+    const heads: {
+      url_hash: string;
+      stream_id: number | string;
+      id: number | string;
+      type: EventType;
+      sequence: number | string | null;
+      attempt_count: number | string;
+      next_attempt_at: number | string | null;
+      last_error: string | null;
+    }[] = await this.dataSource.query(
+      'SELECT st.url_hash, st.id AS stream_id, d.id, d.type, d.sequence, d.attempt_count, d.next_attempt_at, d.last_error ' +
+        'FROM webhook_streams st INNER JOIN webhook_deliveries d ON d.id = (SELECT MIN(p.id) FROM webhook_deliveries p ' +
+        "WHERE p.stream_id = st.id AND p.status = 'PENDING') WHERE st.user_id = ? AND st.ordered = 1",
+      [userId],
+    );
+    if (heads.length === 0) return new Map();
+    const streamIds = heads.map((head) => Number(head.stream_id));
+    const counts: { stream_id: number | string; n: number | string }[] = await this.dataSource.query(
+      `SELECT stream_id, COUNT(*) AS n FROM webhook_deliveries WHERE stream_id IN (${streamIds.map(() => '?').join(', ')}) ` +
+        "AND status = 'PENDING' GROUP BY stream_id",
+      streamIds,
+    );
+    const pending = new Map(counts.map((row) => [Number(row.stream_id), Number(row.n)]));
+    return new Map(
+      heads.map((head) => [
+        head.url_hash,
+        {
+          deliveryId: Number(head.id),
+          type: head.type,
+          sequence: head.sequence === null ? null : Number(head.sequence),
+          attemptCount: Number(head.attempt_count),
+          nextAttemptAt: head.next_attempt_at === null ? null : Number(head.next_attempt_at),
+          lastError: head.last_error,
+          waitingBehind: (pending.get(Number(head.stream_id)) ?? 1) - 1,
+        },
+      ]),
+    );
   }
 
   findEvent(id: string): Promise<WebhookEvent | null> {

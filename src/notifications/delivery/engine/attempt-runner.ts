@@ -18,6 +18,7 @@ import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyO
 import type { InstanceCapacity } from './instance-capacity';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';
+import { DeliveryStatus } from '../entities/webhook-delivery.entity';
 
 /** The webhook target of each `webhookKey(userId, type)`. */
 export type Targets = ReadonlyMap<string, WebhookTarget>;
@@ -147,9 +148,11 @@ export class AttemptRunner {
       if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
       const opened = this.queues.finished(job, result.outcome, endedAt);
       if (opened) this.circuitOpened(opened);
-      const recorded = this.records.record(claim, attemptRecord(attemptNumber, startedAt, result, endedAt), target.url);
+      const record = attemptRecord(attemptNumber, startedAt, result, endedAt);
+      const recorded = this.records.record(claim, record, target.url);
       this.slotFreed(job); // the next attempt starts now, while this one is being recorded
       await recorded;
+      this.nextInTurn(claim, record.status);
     } catch (error) {
       if (!ended) {
         this.queues.dropped(job);
@@ -203,11 +206,13 @@ export class AttemptRunner {
   private send(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number): Promise<AttemptResult> {
     if (target.unusableSecret || !target.secret) return Promise.resolve(refusedUnsigned(target.unusableSecret ?? 'no signing secret'));
     const { url, secret, previousSecret } = target;
-    const { body, type, eventId } = claim;
+    const { body, type, eventId, sequence } = claim;
     const userAgent = this.settings.userAgent;
     const span = { url, eventType: type, eventId, deliveryId: claim.id, attempt };
     return this.tracing.attempt(claim.trace, span, (traceHeaders) =>
-      this.sender.send(buildWebhookRequest({ url, secret, previousSecret, body, type, eventId, attempt, userAgent, nowMs, traceHeaders })),
+      this.sender.send(
+        buildWebhookRequest({ url, secret, previousSecret, body, type, eventId, attempt, sequence, userAgent, nowMs, traceHeaders }),
+      ),
     );
   }
 
@@ -238,7 +243,8 @@ export class AttemptRunner {
     // them again as these records commit, as it does when attempts end (seed 15066: an expired lease waited for the tick).
     this.wakeUps.slotFreed(circuit.userId);
     for (const { claim, target } of held) {
-      void this.work.track(this.records.record(claim, attemptRecord(claim.attemptCount + 1, now, result, now), target.url));
+      const record = attemptRecord(claim.attemptCount + 1, now, result, now);
+      void this.work.track(this.records.record(claim, record, target.url).then(() => this.nextInTurn(claim, record.status)));
     }
     this.events.emit('deliveriesParked', { userId: circuit.userId, count: held.length, until: circuit.until });
     return held.length;
@@ -279,5 +285,14 @@ export class AttemptRunner {
       void this.wakeUps.wake('room');
     }
     if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });
+    if (cancelled) this.nextInTurn(claim, DeliveryStatus.CANCELLED);
+  }
+
+  /**
+   * A delivery of an ordered stream became final: the next one of its stream may now be claimed, so claim at once
+   * rather than at the next poll or minute tick (nothing else tells this instance that it waits).
+   */
+  private nextInTurn(claim: ClaimedDelivery, status: DeliveryStatus): void {
+    if (claim.ordered && status !== DeliveryStatus.PENDING) void this.wakeUps.wake('backlog');
   }
 }

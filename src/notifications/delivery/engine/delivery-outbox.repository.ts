@@ -30,6 +30,7 @@ import {
   insertAttempts,
   insertDeliveries,
   insertEvents,
+  lockStreams,
   nextStatesUpdate,
   type RecordedAttempt,
 } from './outbox-write-statements';
@@ -75,8 +76,10 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   /** Commits events and one delivery per event, each placed as `placeOf` says, and returns the deliveries leased to `lease.token`. */
   async enqueue(events: readonly NewEvent[], placeOf: (event: NewEvent) => Placement, lease: Lease): Promise<ClaimedDelivery[]> {
     if (events.length === 0) return [];
-    const insertedId = await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
+    const inserted = await this.dataSource.transaction((manager) => insertEvents(manager, events, placeOf, lease));
     if (!events.some((event) => placeOf(event) === 'lease')) return [];
+    const insertedId = inserted.id;
+    const sequences = new Map(inserted.rows.map((row) => [row.id, row.sequence]));
     // Only the new ids are read back: the rest is known already. A lone event (a publish at low rates) needs no read-back:
     // its one delivery's id is the insert's own, one round trip less before its attempt starts. The events are committed:
     // a failed read-back must not turn the publish into an error; the leased rows are then attempted once their lease expires.
@@ -101,6 +104,8 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         lockedUntil: lease.until,
         body: event.body,
         trace: event.trace,
+        sequence: sequences.get(event.id) ?? null,
+        ordered: false, // an ordered stream's deliveries are never leased at their insert
       };
     });
   }
@@ -169,6 +174,8 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         .select('d.eventId', 'id')
         .addSelect('d.userId', 'userId')
         .addSelect('d.type', 'type')
+        .addSelect('d.streamId', 'streamId')
+        .addSelect('d.sequence', 'sequence')
         .where('d.userId = :userId AND d.status = :failed', { userId: window.userId, failed: DeliveryStatus.FAILED })
         .andWhere('d.updatedAt >= :since AND d.updatedAt <= :until', { since: window.since, until: window.until })
         .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId AND e.was_delivered = 0')
@@ -179,10 +186,27 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         .limit(limit);
       if (window.type) query.andWhere('d.type = :type', { type: window.type });
       // No locking read: on MariaDB its next-key locks on the user's index range would hold up live inserts for that user.
-      const rows = await query.getRawMany<{ id: string; userId: number | string; type: EventType }>();
-      const events = rows.map((row) => ({ id: row.id, userId: Number(row.userId), type: row.type }));
+      const rows = await query.getRawMany<{
+        id: string;
+        userId: number | string;
+        type: EventType;
+        streamId: number | string | null;
+        sequence: number | string | null;
+      }>();
+      const events = rows.map((row) => ({
+        id: row.id,
+        userId: Number(row.userId),
+        type: row.type,
+        streamId: row.streamId === null ? null : Number(row.streamId),
+        sequence: row.sequence === null ? null : Number(row.sequence),
+      }));
       const index = new Map(events.map((event, i) => [event.id, i]));
-      await insertDeliveries(manager, events, (event) => placeOf(index.get(event.id)!), lease);
+      // Behind what the streams committed before: in the order read (oldest first), each with its event's number.
+      const ordered = await lockStreams(
+        manager,
+        events.map((event) => event.streamId),
+      );
+      await insertDeliveries(manager, events, (event) => placeOf(index.get(event.id)!), lease, ordered);
       return events.length;
     });
   }
@@ -199,17 +223,26 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   ): Promise<ClaimedDelivery | { readonly queued: number } | { readonly running: number } | null> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.write((manager) => insertDeliveries(manager, [event], () => placement, lease));
-        if (placement !== 'lease') {
-          // The event's newest delivery: the one just inserted (another cycle starts only once this one has ended).
-          const [row] = await this.dataSource.query<{ id: number | string | null }[]>(
-            'SELECT MAX(id) AS id FROM webhook_deliveries WHERE event_id = ?',
+        await this.writeTogether(async (manager) => {
+          // The event's number and stream, kept: a redelivery is the same event, queued behind what its stream holds now.
+          const [latest] = await manager.query<{ stream_id: number | string | null; sequence: number | string | null }[]>(
+            'SELECT stream_id, sequence FROM webhook_deliveries WHERE event_id = ? ORDER BY id DESC LIMIT 1',
             [event.id],
           );
-          return row?.id === null || row?.id === undefined ? null : { queued: Number(row.id) };
-        }
-        const [claim] = await this.claimedBy(lease);
-        return claim ?? null;
+          const streamId = latest?.stream_id == null ? null : Number(latest.stream_id);
+          const sequence = latest?.sequence == null ? null : Number(latest.sequence);
+          const ordered = await lockStreams(manager, [streamId]);
+          await insertDeliveries(manager, [{ ...event, streamId, sequence }], () => placement, lease, ordered);
+        });
+        // Leased unless its stream is ordered (then it waits, due, for its turn).
+        const [claim] = placement === 'lease' ? await this.claimedBy(lease) : [];
+        if (claim) return claim;
+        // The event's newest delivery: the one just inserted (another cycle starts only once this one has ended).
+        const [row] = await this.dataSource.query<{ id: number | string | null }[]>(
+          'SELECT MAX(id) AS id FROM webhook_deliveries WHERE event_id = ?',
+          [event.id],
+        );
+        return row?.id === null || row?.id === undefined ? null : { queued: Number(row.id) };
       } catch (error) {
         if (isForeignKeyViolation(error)) return null;
         if (!isUniqueViolation(error) || attempt >= PENDING_CONFLICT_TRIES) throw error;
@@ -431,6 +464,11 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     return isMySql(this.dataSource) ? statement(this.dataSource.manager) : this.dataSource.transaction(statement);
   }
 
+  /** Statements that commit together: {@link write} on SQLite, a short transaction on MySQL/MariaDB. */
+  private writeTogether<T>(statements: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return isMySql(this.dataSource) ? shortTransaction(this.dataSource, statements) : this.write(statements);
+  }
+
   /** Who holds each of these deliveries now; on MySQL/MariaDB the rows stay locked until the transaction ends. */
   private async leaseHolders(manager: EntityManager, ids: readonly number[]): Promise<Map<number, string | null>> {
     const lock = isMySql(this.dataSource) ? ' FOR UPDATE' : '';
@@ -462,7 +500,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * skip them and find nothing. The claim's UPDATE checks it ({@link claimDue}); {@link anyDue} only looks.
    */
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
-    const due = this.due(manager, now);
+    const due = this.due(manager, now).andWhere(IN_TURN);
     if (owned === 'all') return due;
     // No partition: a condition no row meets (an empty IN list is not SQL).
     if (owned.partitions.length === 0) return due.andWhere('1 = 0');
@@ -491,9 +529,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       body: string;
       traceparent: string | null;
       tracestate: string | null;
+      sequence: number | string | null;
+      ordered: number | string | boolean | null;
     }[] = await this.dataSource.query(
-      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body, e.traceparent, e.tracestate FROM webhook_deliveries d ' +
-        'INNER JOIN webhook_events e ON e.id = d.event_id WHERE d.locked_by = ? ORDER BY d.id',
+      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body, e.traceparent, e.tracestate, d.sequence, st.ordered ' +
+        'FROM webhook_deliveries d INNER JOIN webhook_events e ON e.id = d.event_id ' +
+        'LEFT JOIN webhook_streams st ON st.id = d.stream_id WHERE d.locked_by = ? ORDER BY d.id',
       [lease.token],
     );
     return rows.map((row) => ({
@@ -506,9 +547,21 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       trace: storedTraceContext(row.traceparent, row.tracestate),
       lockedUntil: lease.until,
       lockToken: lease.token,
+      sequence: row.sequence === null ? null : Number(row.sequence),
+      ordered: Boolean(Number(row.ordered ?? 0)),
     }));
   }
 }
+
+/**
+ * A delivery whose turn it is: in an ordered stream, only the first PENDING one (the lowest id: rows enter a stream in
+ * commit order, its lock held by every insert) may be claimed; the ones behind it wait until it is DELIVERED, FAILED or
+ * CANCELLED. A plain read of the stream's rows (index `ix_webhook_deliveries_stream`), which a claim's `FOR UPDATE SKIP
+ * LOCKED` does not lock: a locking clause of the outer query does not reach into a subquery.
+ */
+const IN_TURN =
+  'NOT EXISTS (SELECT 1 FROM webhook_streams st INNER JOIN webhook_deliveries earlier ON earlier.stream_id = st.id ' +
+  "AND earlier.status = 'PENDING' AND earlier.id < d.id WHERE st.id = d.stream_id AND st.ordered = 1)";
 
 /**
  * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits

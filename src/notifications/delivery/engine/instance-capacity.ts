@@ -95,7 +95,13 @@ export class InstanceCapacity {
     const adding = new Map<EndpointKey, number>();
     let room = this.work.delivers ? this.room() : 0;
     for (const event of events) {
-      const endpoint = endpointKeyOf(event.userId, targets.get(webhookKey(event.userId, event.type))!.url);
+      const target = targets.get(webhookKey(event.userId, event.type))!;
+      // An ordered stream's delivery waits for a claim: the one before it may not be final yet (the store holds to it too).
+      if (target.ordered) {
+        placements.set(event.id, 'due');
+        continue;
+      }
+      const endpoint = endpointKeyOf(event.userId, target.url);
       const placing = (this.placing.get(endpoint) ?? 0) + (adding.get(endpoint) ?? 0);
       const admission = this.queues.admission(endpoint, now, placing);
       // An open circuit: the first attempt is due now all the same; admit() records it as skipped (spec schedule kept).

@@ -18,6 +18,10 @@ export interface ClaimedDelivery {
   readonly body: string;
   /** The trace its event was published in: each attempt is a child span of it. */
   readonly trace?: TraceContext;
+  /** Its number in the user's stream of its webhook URL (`X-Service-Sequence`); null for a delivery from before streams. */
+  readonly sequence?: number | null;
+  /** Its stream delivers in order: once it is final, the next one of the stream may be claimed. */
+  readonly ordered?: boolean;
 }
 
 export interface NewEvent {
@@ -27,6 +31,8 @@ export interface NewEvent {
   readonly body: string;
   /** The trace the event is published in, stored with it. */
   readonly trace?: TraceContext;
+  /** The user's stream of the webhook's URL (`WebhookTarget.streamId`): the delivery takes its next number. */
+  readonly streamId?: number | null;
 }
 
 /** Where a new delivery starts: leased to this instance (attempted at once), due in the outbox, or parked until a time. */

@@ -19,6 +19,7 @@ export enum DeliveryStatus {
 @Index('ix_webhook_deliveries_lock', ['lockedBy'])
 @Index('ix_webhook_deliveries_retention', ['status', 'updatedAt'])
 @Index('ix_webhook_deliveries_event', ['eventId'])
+@Index('ix_webhook_deliveries_stream', ['streamId', 'status', 'id'])
 export class WebhookDelivery {
   @PrimaryGeneratedColumn({ type: 'integer' })
   id: number;
@@ -38,6 +39,14 @@ export class WebhookDelivery {
 
   @Column({ type: 'varchar', length: 16 })
   status: DeliveryStatus;
+
+  /** The user's stream of the webhook URL it was published to (`webhook_streams`); null for deliveries from before streams. */
+  @Column({ name: 'stream_id', type: 'integer', nullable: true })
+  streamId: number | null;
+
+  /** Its number in the stream, given at publish, kept by redeliveries and recoveries; sent as `X-Service-Sequence`. */
+  @Column({ type: 'bigint', nullable: true, transformer: epochMs }) // a BIGINT as a number
+  sequence: number | null;
 
   @Column({ name: 'attempt_count', type: 'integer', default: 0 })
   attemptCount: number;

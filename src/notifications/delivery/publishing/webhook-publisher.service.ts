@@ -241,9 +241,11 @@ export class WebhookPublisher {
       events.map(({ event }) => event),
       manager,
     );
-    const queued = events
-      .filter(({ event }) => targets.has(webhookKey(event.userId, event.type)))
-      .map(({ id, event, body, trace }) => ({ id, userId: event.userId, type: event.type, body, trace }));
+    // In the order published: each delivery takes the next number of its webhook URL's stream in this order.
+    const queued = events.flatMap(({ id, event, body, trace }) => {
+      const target = targets.get(webhookKey(event.userId, event.type));
+      return target ? [{ id, userId: event.userId, type: event.type, body, trace, streamId: target.streamId ?? null }] : [];
+    });
     const queuedIds = new Set(queued.map((event) => event.id));
     const counts = calls.map((call) => call.events.filter(({ id }) => queuedIds.has(id)).length);
     const keyed = calls.flatMap((call, index): KeyedPublish[] =>

@@ -92,6 +92,17 @@ function webhook(name: string, operationId: string, summary: string, bodySchema:
             minimum: 1,
             maximum: MAX_ATTEMPTS,
           }),
+          header(
+            'X-Service-Sequence',
+            "The delivery's number among the events sent to this URL for this user, given when the event was published: 1, 2, 3… " +
+              'in publish order, without gaps, across event types. The same on every retry and redelivery of the event. A number ' +
+              'higher than the last one seen plus one says that one is missing (still being retried, FAILED, or sent to ' +
+              'another URL), a lower one that it comes late (a retry, a redelivery). Counted per URL: a new URL starts at 1. ' +
+              'Not signed. Absent on test sends.',
+            { type: 'integer', minimum: 1 },
+            42,
+            false,
+          ),
           header('X-Service-Timestamp', 'Unix time in seconds when this attempt was signed.', { type: 'integer' }, 1763800000),
           header('X-Service-Signature', 'HMAC-SHA256 signature of `"<timestamp>.<raw body>"`.', {
             type: 'string',

@@ -9,6 +9,8 @@ export interface WebhookRequestParts {
   readonly type: string;
   readonly eventId: string;
   readonly attempt: number;
+  /** The delivery's number in the user's stream of this URL (`X-Service-Sequence`); null or absent: no header. */
+  readonly sequence?: number | null;
   /**
    * Required: a delivery is never sent unsigned. The signing secret alone (HMAC, as every webhook had before Ed25519),
    * or the webhook's schemes and keys.
@@ -32,6 +34,7 @@ export function buildWebhookRequest(parts: WebhookRequestParts): WebhookRequest 
     'x-service-event-id': parts.eventId,
     'x-service-attempt': String(parts.attempt),
   };
+  if (parts.sequence != null) headers['x-service-sequence'] = String(parts.sequence);
   const timestamp = Math.floor(parts.nowMs / 1000);
   headers['x-service-timestamp'] = String(timestamp);
   const hmac = signing.schemes.includes(SignatureScheme.HMAC);

@@ -21,6 +21,15 @@ const DISABLED_REASON_DOC = {
   description: 'Present with `disabledReasonCode`: the same in English, with the figures (failures, when).',
 } as const;
 
+export const ORDERED_DELIVERY_DOC = {
+  description:
+    "WEBHOOK rows only: ordered delivery for this row's URL. The user's webhooks that post to one URL share it (and its " +
+    '`X-Service-Sequence` count): turning it on or off for one type does it for all of them. On, a delivery to the URL ' +
+    'starts only once the one before it (lower `sequence`) is DELIVERED, FAILED or CANCELLED; one that retries holds up ' +
+    'the rest for as long as its retries run (up to 5 h 21 min), and a FAILED one lets the next go (the gap shows in ' +
+    "`X-Service-Sequence`). See the webhook's health (`orderedDelivery`, `waitingBehind`).",
+} as const;
+
 const SIGNATURE_SCHEMES_DOC = {
   enum: SignatureScheme,
   enumName: 'SignatureScheme',
@@ -64,6 +73,9 @@ export class PreferenceDto {
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only: true when a signing secret exists. The secret itself is never listed.' })
   hasWebhookSecret?: boolean;
+
+  @ApiPropertyOptional(ORDERED_DELIVERY_DOC)
+  orderedDelivery?: boolean;
 
   @ApiPropertyOptional(SIGNATURE_SCHEMES_DOC)
   signatureSchemes?: SignatureScheme[];
@@ -143,6 +155,9 @@ export class EffectivePreferenceDto {
 
   @ApiPropertyOptional({ description: 'WEBHOOK rows only.' })
   hasWebhookSecret?: boolean;
+
+  @ApiPropertyOptional(ORDERED_DELIVERY_DOC)
+  orderedDelivery?: boolean;
 
   @ApiPropertyOptional(SIGNATURE_SCHEMES_DOC)
   signatureSchemes?: SignatureScheme[];

@@ -53,4 +53,18 @@ export class UpsertPreferenceDto {
   @ArrayUnique({ message: 'must not repeat a signature scheme' })
   @IsEnum(SignatureScheme, { each: true, message: `each item must be one of ${SIGNATURE_SCHEMES.join(', ')}` })
   signatureSchemes?: SignatureScheme[];
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    example: true,
+    description:
+      "WEBHOOK only: ordered delivery for the webhook's URL (the one sent, else the stored one; refused without either). " +
+      'It is per URL: every type of yours that posts to that URL follows it. On, a delivery to the URL starts only once ' +
+      'the one before it is DELIVERED, FAILED or CANCELLED: a retrying delivery holds up the rest (up to 5 h 21 min with ' +
+      'the retry schedule), a FAILED one lets the next go. Claims follow a change at once; deliveries already sending go ' +
+      'on. When omitted, the stored choice is kept (off for a new URL).',
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'must be a boolean (true or false)' })
+  orderedDelivery?: boolean;
 }

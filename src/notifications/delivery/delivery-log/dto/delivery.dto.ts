@@ -77,6 +77,16 @@ export class DeliveryDto {
   })
   waitingReason: string | null;
 
+  @ApiProperty({
+    type: 'integer',
+    minimum: 1,
+    nullable: true,
+    description:
+      'Its number among your deliveries to the webhook URL it was published to, sent as `X-Service-Sequence`: 1, 2, 3… in ' +
+      'publish order. A redelivery or recovery keeps the number of its event. Null for deliveries queued before numbering.',
+  })
+  sequence: number | null;
+
   @ApiProperty({ type: String, format: 'date-time' })
   createdAt: string;
 
