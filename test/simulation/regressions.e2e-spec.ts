@@ -98,7 +98,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'capacity-tenfold': 53,
   'cap-raised': 1,
   'probes-unguarded': 3,
-  'answered-probes-fail': 1,
+  'answered-probes-fail': 3,
   'partitions-unfenced': 1,
   'polls-find-nothing': 1,
   'egress-ignored': 97,
