@@ -15,6 +15,8 @@ const healthy: WebhookHealth = {
   circuitOpenUntil: null,
   waitingDeliveries: 0,
   disabledAt: null,
+  orderedDelivery: false,
+  waitingBehind: 0,
 };
 
 /** The one line the screen shows next to each webhook's badge, for every state the API reports. */
