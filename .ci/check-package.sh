@@ -10,7 +10,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 MAX_ADDED_PACKAGES=30
-MAX_ADDED_MB=15
+# 16 MB: with sequence numbers, ordered delivery and wake-ups the library passed 15.0 MB (2026-11-28); making ajv
+# (event schemas, issue 37 §1) an optional peer is the way to shrink it again.
+MAX_ADDED_MB=16
 [ -f dist/index.js ] || npm run -s build 1>&2
 node dist/service/scripts/library-package.js >/dev/null
 work=$(mktemp -d)
