@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   type BeforeApplicationShutdown,
   Inject,
@@ -10,7 +9,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { Clock } from '../../clock/clock';
+import { Clock, type ClockTimer } from '../../clock/clock';
 import { PreferencesService } from '../../preferences/preferences.service';
 import { DeliveryEvents } from '../events/delivery-events.service';
 import { DELIVERY_SETTINGS, type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
@@ -346,7 +345,13 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       );
     }
     const started = performance.now();
-    const finished = await Promise.race([this.idle().then(() => true), delay(this.settings.shutdownGraceMs, false, { ref: false })]);
+    // The grace runs on the module's clock, as every other timer of the engine does (the simulation replays a seed exactly).
+    let grace!: ClockTimer;
+    const graceOver = new Promise<false>((resolve) => {
+      grace = this.clock.setTimeout(() => resolve(false), this.settings.shutdownGraceMs);
+    });
+    const finished = await Promise.race([this.idle().then(() => true), graceOver]);
+    grace.cancel();
     if (finished)
       this.logger.log(`Shutdown: drained; ${inFlight} attempt(s) finished and recorded in ${Math.round(performance.now() - started)} ms`);
     else this.logger.warn(`Shutdown: attempts still running after ${this.settings.shutdownGraceMs} ms; their leases will expire`);
