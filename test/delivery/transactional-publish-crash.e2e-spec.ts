@@ -77,7 +77,8 @@ describeEachDatabase('kill -9 right after the host commits, on $name', (kind) =>
     expect(receiver.requests).toHaveLength(0);
 
     restarted = await startServiceProcess({ ...env(), PROCESS_ROLE: 'worker' });
-    const [hook] = await receiver.waitForDelivery({ timeoutMs: 20_000 });
+    // The dead process's partition leases end partitionLeaseMs (23 s with a 1 s deadline) after its last renewal.
+    const [hook] = await receiver.waitForDelivery({ timeoutMs: 45_000 });
     expect(hook.eventId).toBe(eventId);
     expect(hook.path).toBe('/crash');
     // Once the attempt is recorded, the delivery is finished: no second request can follow.
