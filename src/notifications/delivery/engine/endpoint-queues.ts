@@ -1,6 +1,6 @@
 import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
-import type { KeptCircuit } from '../partitions/kept-circuit';
+import type { CircuitState, KeptCircuit } from '../partitions/kept-circuit';
 import { partitionOf } from '../partitions/partitions';
 import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
 
@@ -179,17 +179,17 @@ export class EndpointQueues<T extends QueuedAttempt> {
    * failed too long ago to matter). Answers the earliest time one of them lets a probe through, or null.
    */
   inherit(circuits: readonly KeptCircuit[], partitions: ReadonlySet<number>, now: number): number | null {
-    const kept = new Map<EndpointKey, KeptCircuit>();
-    for (const circuit of circuits) if (circuit.state) kept.set(endpointOn(circuit.userId, circuit.host), circuit);
+    const kept = new Map<EndpointKey, { readonly userId: number; readonly state: CircuitState }>();
+    for (const { userId, host, state } of circuits) if (state) kept.set(endpointOn(userId, host), { userId, state });
     for (const endpoint of this.endpoints.values())
       if (partitions.has(partitionOf(endpoint.userId)) && !kept.has(endpoint.key) && !endpoint.breaker.isPristine)
         this.replaceBreaker(endpoint, new CircuitBreaker(this.limits.circuitBreaker));
     let reopening: number | null = null;
     for (const [key, { userId, state }] of kept) {
-      let breaker = new CircuitBreaker(this.limits.circuitBreaker, state!);
+      let breaker = new CircuitBreaker(this.limits.circuitBreaker, state);
       if (breaker.isForgettable(now)) breaker = new CircuitBreaker(this.limits.circuitBreaker);
       const known = this.endpoints.get(key);
-      if (known && known.breaker.answeredSince(state!.lastFailureAt)) breaker = known.breaker;
+      if (known && known.breaker.answeredSince(state.lastFailureAt)) breaker = known.breaker;
       else if (known) this.replaceBreaker(known, breaker);
       else if (!breaker.isPristine) {
         const endpoint = new Endpoint<T>(key, userId, breaker);
