@@ -169,17 +169,22 @@ export class InMemoryOutboxStore extends OutboxStore {
   }
 
   anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    const firstPending = this.firstPendingByStream();
-    return Promise.resolve(
-      [...this.deliveries.values()].some((row) => isDue(row, now) && this.inTurn(row, firstPending) && this.owns(owned, row)),
-    );
+    // Asked by every poll of every instance: one pass, the streams' heads read only once a row is due.
+    let firstPending: Map<number, number> | undefined;
+    for (const row of this.deliveries.values()) {
+      if (!isDue(row, now)) continue;
+      firstPending ??= this.firstPendingByStream();
+      if (this.inTurn(row, firstPending) && this.owns(owned, row)) return Promise.resolve(true);
+    }
+    return Promise.resolve(false);
   }
 
   nextLeaseExpiry(now: number): Promise<number | null> {
-    const running = [...this.deliveries.values()]
-      .filter((row) => row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
-      .map((row) => row.lockedUntil!);
-    return Promise.resolve(running.length === 0 ? null : Math.min(...running));
+    let next: number | null = null;
+    for (const row of this.deliveries.values())
+      if (row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
+        next = next === null ? row.lockedUntil! : Math.min(next, row.lockedUntil!);
+    return Promise.resolve(next);
   }
 
   recoverFailed(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {

@@ -170,11 +170,10 @@ export class InstanceStore extends OutboxStore {
     return this.call(false, () => {
       this.instance.leasesReadAt = this.world.time.now;
       // What the read sees: the leases running at its `now` (ties in time are told apart by order, not by the clock).
-      this.instance.leasesSeen = new Set(
-        [...this.world.store.deliveries.values()]
-          .filter((row) => row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now)
-          .map((row) => row.lockedBy!),
-      );
+      const seen = new Set<string>();
+      for (const row of this.world.store.deliveries.values())
+        if (row.lockedBy !== null && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now) seen.add(row.lockedBy);
+      this.instance.leasesSeen = seen;
       return this.world.store.nextLeaseExpiry(now);
     });
   }
