@@ -17,9 +17,17 @@ export interface SpreadLatencyRun extends DeliveryCheck {
   readonly over100MsShare: number;
 }
 
+/** Events spaced far apart (each one alone in the outbox) and a steady load, each with and without wake-ups. */
 export interface SpreadLatencyResult {
   readonly instances: number;
-  readonly targetRate: number;
+  /** One event every {@link LONE_INTERVAL_MS}: what a lone publish on an instance that does not own the user waits. */
+  readonly lone: SpreadLatencyPair;
+  /** The latency scenario's rate (`--latency-rate`): the owners drain all the time, woken or not. */
+  readonly loaded: SpreadLatencyPair;
+}
+
+export interface SpreadLatencyPair {
+  readonly rate: number;
   readonly seconds: number;
   /** Each instance with `DELIVERY_WAKE_URL`: the publishing instance wakes the owner. */
   readonly wakeUps: SpreadLatencyRun;
@@ -27,23 +35,34 @@ export interface SpreadLatencyResult {
   readonly pollOnly: SpreadLatencyRun;
 }
 
+/** Lone events: one every 200 ms for 20 s (100 events), far enough apart that an owner is idle when each comes. */
+const LONE_INTERVAL_MS = 200;
+const LONE_SECONDS = 20;
+
 /**
- * Publish-to-first-attempt with three `node dist/service/main.js` behind a load balancer: one event every 1/rate s, each through
- * the next instance's internal endpoint in turn. Two in three land on an instance that does not own the user's
- * partition: with wake-ups, that instance wakes the owner; without, the delivery waits, due, until the owner's next look
- * for due work (every second). Both, one after the other, each on a fresh database.
+ * Publish-to-first-attempt with three `node dist/service/main.js` behind a load balancer: events one at a time on a fixed
+ * schedule, each through the next instance's internal endpoint in turn. Two in three land on an instance that does not
+ * own the user's partition: with wake-ups, that instance wakes the owner; without, the delivery waits, due, until the
+ * owner's next look for due work (every second), unless the owner drains anyway (under load it always does). Lone events
+ * first, then the load, each with and without wake-ups, each run on a fresh database.
  */
 export async function spreadLatency(context: BenchContext): Promise<SpreadLatencyResult> {
   const { latencyRate, latencySeconds } = context.size;
-  const wakeUps = await spreadRun(context, true);
-  const pollOnly = await spreadRun(context, false);
-  return { instances: INSTANCES, targetRate: latencyRate, seconds: latencySeconds, wakeUps, pollOnly };
+  const pair = async (rate: number, seconds: number): Promise<SpreadLatencyPair> => ({
+    rate,
+    seconds,
+    wakeUps: await spreadRun(context, true, rate, seconds),
+    pollOnly: await spreadRun(context, false, rate, seconds),
+  });
+  const lone = await pair(1000 / LONE_INTERVAL_MS, LONE_SECONDS);
+  const loaded = await pair(latencyRate, latencySeconds);
+  return { instances: INSTANCES, lone, loaded };
 }
 
-async function spreadRun(context: BenchContext, wakeable: boolean): Promise<SpreadLatencyRun> {
-  const { latencyRate: rate, latencySeconds: seconds, users } = context.size;
-  const label = wakeable ? 'spread-latency-woken' : 'spread-latency-polled';
-  const database = await context.server.create(wakeable ? 'spread_latency_woken' : 'spread_latency_polled');
+async function spreadRun(context: BenchContext, wakeable: boolean, rate: number, seconds: number): Promise<SpreadLatencyRun> {
+  const { users } = context.size;
+  const label = `spread-latency-${rate}-${wakeable ? 'woken' : 'polled'}`;
+  const database = await context.server.create(`spread_latency_${rate}_${wakeable ? 'woken' : 'polled'}`);
   const instances: MainProcess[] = [];
   try {
     for (let i = 0; i < INSTANCES; i++)
@@ -53,7 +72,7 @@ async function spreadRun(context: BenchContext, wakeable: boolean): Promise<Spre
     await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, users, context.bases));
     await context.receiver.call('reset'); // what earlier scenarios sent must not count as this warm-up's arrivals
     const bases = instances.map((instance) => instance.base);
-    const warmup = rate * WARMUP_SECONDS;
+    const warmup = Math.ceil(rate * WARMUP_SECONDS);
     await publishSteadily(bases, rate, users, 0, warmup);
     await waitForEvents(context.receiver, warmup, () => deliveryStates(database));
     await context.receiver.call('reset');
