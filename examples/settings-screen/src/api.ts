@@ -13,6 +13,7 @@ export type DeliveryDetail = Schemas['DeliveryDetailDto'];
 export type Attempt = Schemas['AttemptDto'];
 export type TestSendResult = Schemas['TestSendResultDto'];
 export type WebhookHealth = Schemas['WebhookHealthDto'];
+export type OrderedHead = Schemas['OrderedHeadDto'];
 export type RecoverResult = Schemas['RecoverResultDto'];
 type ErrorBody = Schemas['ErrorResponseDto'];
 
@@ -53,6 +54,16 @@ export function settingsApi(token: string, baseUrl = '') {
       settle(
         await client.PUT('/api/v1/settings/notifications', {
           body: { type, channel: 'WEBHOOK', enabled: true, webhookUrl, signatureSchemes },
+        }),
+      ),
+    /**
+     * Ordered delivery for the webhook's URL (every type of the user that posts to that URL follows it): one delivery at
+     * a time, in publish order. Sent with the saved URL and the webhook on, as the row shows it.
+     */
+    setOrderedDelivery: async (type: EventType, webhookUrl: string, orderedDelivery: boolean) =>
+      settle(
+        await client.PUT('/api/v1/settings/notifications', {
+          body: { type, channel: 'WEBHOOK', enabled: true, webhookUrl, orderedDelivery },
         }),
       ),
     sendTest: async (type: WebhookEventType) =>

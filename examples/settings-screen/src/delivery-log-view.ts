@@ -30,6 +30,7 @@ export function deliveryLogView(model: DeliveryLogModel, actions: DeliveryLogAct
                 <thead>
                   <tr>
                     <th scope="col">Delivery</th>
+                    <th scope="col">Sequence</th>
                     <th scope="col">Event</th>
                     <th scope="col">Status</th>
                     <th scope="col">Attempts</th>
@@ -53,6 +54,7 @@ function deliveryRows(d: Delivery, model: DeliveryLogModel, actions: DeliveryLog
   return html`
     <tr>
       <th scope="row">#${d.id}</th>
+      <td>${sequenceText(d)}</td>
       <td>${humanize(d.type)}</td>
       <td><span class="status status-${d.status.toLowerCase()}">${d.status}</span>${waiting(d)}</td>
       <td>${d.attemptCount}</td>
@@ -69,11 +71,16 @@ function deliveryRows(d: Delivery, model: DeliveryLogModel, actions: DeliveryLog
     ${
       open
         ? html`<tr class="attempts-row">
-            <td colspan="6">${detail ? attemptsTable(detail) : html`<p class="muted">Loading attempts…</p>`}</td>
+            <td colspan="7">${detail ? attemptsTable(detail) : html`<p class="muted">Loading attempts…</p>`}</td>
           </tr>`
         : nothing
     }
   `;
+}
+
+/** Its `X-Service-Sequence` (its number among the user's deliveries to its URL); `—` for one queued before numbering. */
+export function sequenceText(d: Pick<Delivery, 'sequence'>): string {
+  return d.sequence === null ? '—' : String(d.sequence);
 }
 
 function waiting(d: Delivery): TemplateResult | typeof nothing {

@@ -41,6 +41,7 @@ export function healthView(type: EventType, model: HealthViewModel, reenable: (t
             </p>`
           : nothing
       }
+      ${health && orderedWaitLine(health) ? html`<p class="ordered-wait">${orderedWaitLine(health)}</p>` : nothing}
       ${
         health?.state === 'DISABLED'
           ? html`<button type="button" ?disabled=${model.busy} @click=${() => reenable(type)}>
@@ -81,6 +82,24 @@ export function healthLine(health: WebhookHealth): string {
         ...(health.failedAttemptsInRow > 0 ? [count(health.failedAttemptsInRow, 'failed attempt since', 'failed attempts since')] : []),
       ].join(', ');
   }
+}
+
+/**
+ * With ordered delivery on and deliveries waiting behind the one being retried: how many, behind which (its number in
+ * the log, its sequence) and how it is doing, e.g. "Ordered delivery: 2 deliveries waiting behind delivery #41 (Rate
+ * spike, sequence 7; 3 attempts so far; last: receiver answered 503; next try …)". Undefined when nothing waits.
+ */
+export function orderedWaitLine(health: WebhookHealth): string | undefined {
+  const head = health.orderedHead;
+  if (!health.orderedDelivery || !head || health.waitingBehind === 0) return undefined;
+  const about = [
+    humanize(head.type) + (head.sequence === null ? '' : `, sequence ${head.sequence}`),
+    count(head.attemptCount, 'attempt so far', 'attempts so far'),
+    ...(head.lastError ? [`last: ${head.lastError}`] : []),
+    ...(head.nextAttemptAt ? [`next try ${time(head.nextAttemptAt)}`] : []),
+  ];
+  const waiting = count(health.waitingBehind, 'delivery waiting', 'deliveries waiting');
+  return `Ordered delivery: ${waiting} behind delivery #${head.deliveryId} (${about.join('; ')})`;
 }
 
 function lastAttempt(attempt: NonNullable<WebhookHealth['lastAttempt']>): string {

@@ -1,4 +1,5 @@
 import { html, nothing, type TemplateResult } from 'lit';
+import { live } from 'lit/directives/live.js';
 import type { ApiFailure, EffectiveRow, EventType, SignatureScheme, TestSendResult, WebhookEventType, WebhookHealth } from './api';
 import { disabledReasonOf } from './disabled-reason';
 import { healthView, type RecoveryOutcome } from './health-view';
@@ -27,6 +28,7 @@ export interface PreferencesActions {
   sendTest(type: WebhookEventType): void;
   rotateSecret(type: WebhookEventType): void;
   setSignatureSchemes(type: EventType, schemes: SignatureScheme[]): void;
+  setOrderedDelivery(type: EventType, on: boolean): void;
   reenableAndRecover(type: EventType): void;
 }
 
@@ -144,6 +146,7 @@ function webhookCell(type: EventType, row: EffectiveRow, model: PreferencesViewM
       }
     </form>
     ${row.enabled && row.hasWebhookSecret ? signatureView(type, row, actions) : nothing}
+    ${row.enabled && row.hasWebhookSecret ? orderingView(type, row, actions) : nothing}
     ${
       health || recovery
         ? healthView(type, { health, recovery, busy: model.recovering.has(type) }, (t) => actions.reenableAndRecover(t))
@@ -198,6 +201,33 @@ function signatureView(type: EventType, row: EffectiveRow, actions: PreferencesA
             </p>`
           : nothing
       }
+    </div>
+  `;
+}
+
+/**
+ * The "Ordered delivery" switch of a saved webhook, and what it does. The service keeps it per URL: the user's other
+ * types that post to the same URL follow it (the rows show it after the reload that follows the save).
+ */
+function orderingView(type: EventType, row: EffectiveRow, actions: PreferencesActions): TemplateResult {
+  const help = `${type}-ordered-help`;
+  // live(): after a refused change the reload brings the same value back, and the switch must show it again.
+  return html`
+    <div class="ordering">
+      <label class="switch">
+        <input
+          type="checkbox"
+          role="switch"
+          .checked=${live(row.orderedDelivery ?? false)}
+          aria-describedby=${help}
+          @change=${(e: Event) => actions.setOrderedDelivery(type, (e.target as HTMLInputElement).checked)}
+        />
+        Ordered delivery<span class="visually-hidden"> for ${humanize(type)}</span>
+      </label>
+      <p class="muted" id=${help}>
+        Sends to this URL one delivery at a time, in the order the events were published, for every event type that uses this URL. While one
+        is being retried, the ones after it wait: up to 5 h 21 min, the length of the retry schedule.
+      </p>
     </div>
   `;
 }

@@ -126,6 +126,12 @@ export const styles = css`
     margin: 0;
     overflow-wrap: anywhere;
   }
+  .ordering {
+    margin-top: 0.4rem;
+  }
+  .ordering p {
+    margin: 0.2rem 0 0;
+  }
   .tools {
     display: flex;
     gap: 0.6rem;

@@ -104,6 +104,7 @@ export class WebhookSettings extends LitElement {
                 sendTest: (type) => void this.sendTest(type),
                 rotateSecret: (type) => void this.rotateSecret(type),
                 setSignatureSchemes: (type, schemes) => void this.setSignatureSchemes(type, schemes),
+                setOrderedDelivery: (type, on) => void this.setOrderedDelivery(type, on),
                 reenableAndRecover: (type) => void this.reenableAndRecover(type),
               },
             )
@@ -184,6 +185,19 @@ export class WebhookSettings extends LitElement {
     const saved = await this.call(() => this.api.setSignatureSchemes(type, row?.webhookUrl ?? '', schemes), type);
     if (!saved) return;
     this.notice = { tone: 'info', text: `Saved: the webhook for ${humanize(type)} is signed with ${schemes.join(' and ')}.` };
+    await this.load();
+  }
+
+  /** Ordered delivery on or off for the webhook's URL; the reload shows it on every row of that URL. */
+  private async setOrderedDelivery(type: EventType, on: boolean): Promise<void> {
+    const row = this.rows.find((r) => r.type === type && r.channel === 'WEBHOOK');
+    const saved = await this.call(() => this.api.setOrderedDelivery(type, row?.webhookUrl ?? '', on), type);
+    if (saved)
+      this.notice = {
+        tone: 'info',
+        text: `Saved: ordered delivery is ${on ? 'on' : 'off'} for the URL of the webhook for ${humanize(type)}.`,
+      };
+    // Reloaded either way: a refused change must not leave the switch showing what was not saved.
     await this.load();
   }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookHealth } from '../src/api';
-import { healthLine } from '../src/health-view';
+import { healthLine, orderedWaitLine } from '../src/health-view';
 import { time } from '../src/labels';
 
 const AT = '2026-11-26T08:00:00.000Z';
@@ -53,5 +53,34 @@ describe('healthLine', () => {
       'Disabled by the service: disabled after 5 consecutive failed deliveries',
     );
     expect(healthLine({ ...healthy, state: 'OFF', enabled: false })).toBe('Turned off: nothing is sent to it');
+  });
+});
+
+/** The line under the badge while ordered delivery holds deliveries behind the one being retried. */
+describe('orderedWaitLine', () => {
+  const head = {
+    deliveryId: 41,
+    type: 'RATE_SPIKE' as const,
+    sequence: 7,
+    attemptCount: 3,
+    nextAttemptAt: AT,
+    lastError: 'receiver answered 503',
+  };
+  const waiting: WebhookHealth = { ...healthy, state: 'FAILING', orderedDelivery: true, orderedHead: head, waitingBehind: 2 };
+
+  it('says how many wait, behind which delivery (its number in the log and its sequence), its attempts and next try', () => {
+    expect(orderedWaitLine(waiting)).toBe(
+      `Ordered delivery: 2 deliveries waiting behind delivery #41 (Rate spike, sequence 7; 3 attempts so far; last: receiver answered 503; next try ${time(AT)})`,
+    );
+    expect(
+      orderedWaitLine({ ...waiting, waitingBehind: 1, orderedHead: { ...head, sequence: null, attemptCount: 0, lastError: null } }),
+    ).toBe(`Ordered delivery: 1 delivery waiting behind delivery #41 (Rate spike; 0 attempts so far; next try ${time(AT)})`);
+  });
+
+  it('says nothing when nothing waits, or when ordered delivery is off', () => {
+    expect(orderedWaitLine({ ...waiting, waitingBehind: 0 })).toBeUndefined();
+    expect(orderedWaitLine({ ...waiting, orderedHead: undefined })).toBeUndefined();
+    expect(orderedWaitLine({ ...waiting, orderedDelivery: false })).toBeUndefined();
+    expect(orderedWaitLine(healthy)).toBeUndefined();
   });
 });

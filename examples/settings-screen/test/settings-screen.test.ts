@@ -79,7 +79,18 @@ interface HealthItem {
   state: string;
   failedAttemptsInRow: number;
   lastAttempt?: { statusCode: number | null };
+  orderedDelivery: boolean;
+  orderedHead?: { deliveryId: number; type: string; sequence: number | null; attemptCount: number };
+  waitingBehind: number;
 }
+interface LoggedDelivery {
+  id: number;
+  eventId: string;
+  type: string;
+  status: string;
+  sequence: number | null;
+}
+const deliveriesLogged = async () => (await settingsCall<{ data: LoggedDelivery[] }>('GET', '/webhook-deliveries?limit=20')).data.data;
 const healthOf = async (type: string) =>
   (await settingsCall<HealthItem[]>('GET', '/webhook-health')).data.find((item) => item.type === type);
 
@@ -93,6 +104,11 @@ async function publish(type: string, title: string): Promise<void> {
 }
 
 const healthBlock = (label: string) => rowOf(label).locator('.health');
+const orderedSwitch = (label: string) => page.getByRole('switch', { name: `Ordered delivery for ${label}` });
+const logRow = (id: number | RegExp) =>
+  page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: typeof id === 'number' ? `#${id}` : id, exact: true }) });
+/** The log's Sequence cell of a delivery (the first cell after its row header). */
+const shownSequence = async (id: number) => (await logRow(id).getByRole('cell').first().textContent())?.trim();
 
 describe('settings screen in headless Chromium', () => {
   let shownSecret = '';
@@ -212,7 +228,6 @@ describe('settings screen in headless Chromium', () => {
     expect(published.status).toBe(202);
     const [first] = await receiver.waitForRequests(1);
 
-    const logRow = (id: RegExp) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: id }) });
     await expect
       .poll(async () => {
         await page.getByRole('button', { name: 'Refresh log' }).click();
@@ -221,6 +236,11 @@ describe('settings screen in headless Chromium', () => {
           .textContent();
       }, REFRESHING)
       .toMatch(/DELIVERED\s*1/);
+    // Its sequence, as the receiver got it in X-Service-Sequence (the first event published to this URL: test sends have none).
+    const [logged] = await deliveriesLogged();
+    expect(logged).toMatchObject({ eventId: first.eventId, sequence: 1 });
+    expect(first.headers['x-service-sequence']).toBe('1');
+    expect(await shownSequence(logged.id)).toBe('1');
     const showAttempts = page.getByRole('button', { name: /^Show attempts of delivery/ }).first();
     await showAttempts.click();
     const attempts = page.locator('table.attempts tbody tr');
@@ -243,9 +263,11 @@ describe('settings screen in headless Chromium', () => {
     await expect
       .poll(async () => {
         await page.getByRole('button', { name: 'Refresh log' }).click();
-        return logRow(new RegExp(`^#${redeliveryId}$`)).textContent();
+        return logRow(Number(redeliveryId)).textContent();
       }, REFRESHING)
       .toMatch(/DELIVERED\s*1/);
+    expect(await shownSequence(Number(redeliveryId))).toBe('1'); // a redelivery keeps its event's number
+    expect(again.headers['x-service-sequence']).toBe('1');
     await expect.poll(() => attempts.count(), REFRESHING).toBe(2); // one attempt in each delivery's table
     for (const caption of await page.locator('table.attempts caption').allTextContents()) expect(caption).toContain(first.eventId);
     await screenshot(page, '07-redelivered');
@@ -329,6 +351,11 @@ describe('settings screen in headless Chromium', () => {
     );
     const cycles = log.data.data.filter((delivery) => delivery.eventId === eventId);
     expect(cycles.map((delivery) => delivery.status)).toEqual(['PENDING', 'FAILED']);
+    // Queued before the service numbered deliveries (written as an older version left it): no sequence, shown as "—".
+    const failed = (await deliveriesLogged()).find((delivery) => delivery.eventId === eventId && delivery.status === 'FAILED')!;
+    expect(failed.sequence).toBeNull();
+    await page.getByRole('button', { name: 'Refresh log' }).click();
+    await expect.poll(() => shownSequence(failed.id), REFRESHING).toBe('—');
     await expect.poll(() => receiver.requests.some((request) => request.eventId === eventId), REFRESHING).toBe(true); // sent again
     await screenshot(page, '10-reenabled');
     await expectNoAccessibilityViolations();
@@ -389,6 +416,86 @@ describe('settings screen in headless Chromium', () => {
     expect(verify(null, signed, key, Buffer.from(v1a[0].slice(4), 'base64'))).toBe(true);
     expect(request.headers['x-service-signature']).toMatch(/^v1=[0-9a-f]{64}$/); // HMAC kept
     await screenshot(page, '12-ed25519');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('turns ordered delivery on with its switch: the API has it on for the URL, and a reload shows it on', async () => {
+    const orderedUrl = receiver.url('/ordered');
+    const saved = await settingsCall('PUT', '', { type: 'RATE_DROP', channel: 'WEBHOOK', enabled: true, webhookUrl: orderedUrl });
+    expect(saved.status).toBe(200);
+    await page.reload();
+    const toggle = orderedSwitch('Rate drop');
+    await toggle.waitFor();
+    expect(await toggle.isChecked()).toBe(false);
+    const help = page.locator(`#${await toggle.getAttribute('aria-describedby')}`);
+    expect((await help.textContent())?.replace(/\s+/g, ' ')).toMatch(
+      /one delivery at a time, in the order the events were published.*being retried, the ones after it wait: up to 5 h 21 min/,
+    );
+    await expectNoAccessibilityViolations();
+
+    await toggle.click();
+    await page.getByRole('status').filter({ hasText: 'ordered delivery is on' }).waitFor();
+    const rows = (await settingsCall<Array<{ type: string; channel: string; orderedDelivery?: boolean; webhookUrl?: string }>>('GET', ''))
+      .data;
+    expect(rows.find((row) => row.type === 'RATE_DROP' && row.channel === 'WEBHOOK')).toMatchObject({
+      orderedDelivery: true,
+      webhookUrl: orderedUrl,
+    });
+    // Per URL: the webhook posting elsewhere keeps its own setting.
+    expect(rows.find((row) => row.type === 'RATE_SPIKE' && row.channel === 'WEBHOOK')).toMatchObject({ orderedDelivery: false });
+
+    await page.reload();
+    await orderedSwitch('Rate drop').waitFor();
+    expect(await orderedSwitch('Rate drop').isChecked()).toBe(true);
+    expect(await orderedSwitch('Rate spike').isChecked()).toBe(false);
+    await screenshot(page, '13-ordered-on');
+    await expectNoAccessibilityViolations();
+  });
+
+  it('shows in the log the sequence number each delivery was sent with', async () => {
+    receiver.clear();
+    await publish('RATE_DROP', 'Ordered one');
+    await receiver.waitForDelivery({ path: '/ordered' });
+    await publish('RATE_DROP', 'Ordered two');
+    const requests = await receiver.waitForDelivery({ path: '/ordered', count: 2 });
+    const sent = requests.map((request) => Number(request.headers['x-service-sequence']));
+    expect(sent).toEqual([1, 2]); // a URL of its own counts from 1
+
+    const logged = (await deliveriesLogged()).filter((delivery) => delivery.type === 'RATE_DROP');
+    expect(logged.map((delivery) => delivery.sequence)).toEqual([2, 1]); // newest first
+    await expect
+      .poll(async () => {
+        await page.getByRole('button', { name: 'Refresh log' }).click();
+        return Promise.all(logged.map((delivery) => shownSequence(delivery.id)));
+      }, REFRESHING)
+      .toEqual(['2', '1']);
+  });
+
+  it('says how many deliveries wait, and behind which, while ordered delivery holds them behind a retrying one', async () => {
+    receiver.clear();
+    receiver.respondWith({ status: 503, body: 'not now' }, { path: '/ordered' });
+    await publish('RATE_DROP', 'Held up');
+    const [held] = await receiver.waitForDelivery({ path: '/ordered' });
+    await publish('RATE_DROP', 'Waiting one');
+    await publish('RATE_DROP', 'Waiting two');
+    // The first is retried in a minute (503); the two published after it wait for it, unsent.
+    await expect.poll(async () => (await healthOf('RATE_DROP'))?.waitingBehind, REFRESHING).toBe(2);
+    const health = (await healthOf('RATE_DROP'))!;
+    expect(health).toMatchObject({ orderedDelivery: true, orderedHead: { type: 'RATE_DROP', sequence: 3 } });
+    expect(held.headers['x-service-sequence']).toBe('3');
+    expect(receiver.requests.filter((request) => request.path === '/ordered')).toHaveLength(1);
+
+    await page.reload();
+    const line = healthBlock('Rate drop').locator('.ordered-wait');
+    await line.waitFor();
+    expect((await line.textContent())?.replace(/\s+/g, ' ').trim()).toMatch(
+      new RegExp(
+        `^Ordered delivery: 2 deliveries waiting behind delivery #${health.orderedHead!.deliveryId} ` +
+          `\\(Rate drop, sequence 3; 1 attempt so far; last: receiver answered 503; next try ${SHOWN_TIME}\\)$`,
+      ),
+    );
+    expect(await healthBlock('Rate spike').locator('.ordered-wait').count()).toBe(0); // not ordered: no such line
+    await screenshot(page, '14-ordered-waiting');
     await expectNoAccessibilityViolations();
   });
 
