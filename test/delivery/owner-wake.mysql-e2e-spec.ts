@@ -10,6 +10,7 @@ import {
   TestClock,
   type TestReceiver,
 } from '@funding/notification-webhooks/testing';
+import { WOKEN_DRAIN_SPACING_MS } from '../../src/notifications/delivery/engine/wake-ups';
 import { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
 import { describeEachServerDatabase } from '../support/each-database';
@@ -33,7 +34,8 @@ async function freePort(): Promise<number> {
 /**
  * Instances behind one load balancer: an event published on an instance that does not own the user's partition starts
  * at once on the owner, which that instance wakes (`delivery.wakeUrl`), not at the owner's next look for due work.
- * The test clock never moves here, so no poll ever runs: only a wake-up can start these deliveries.
+ * The kit stops the polls and the test clock moves only by the wake-ups' spacing (25 ms a test): only a wake-up can start
+ * these deliveries.
  */
 describeEachServerDatabase('waking the owner of a partition on $name', (kind) => {
   let database: TestDatabase;
@@ -86,6 +88,9 @@ describeEachServerDatabase('waking the owner of a partition on $name', (kind) =>
     await receiver.close();
   });
 
+  // The owners' last drains (at start, or the last test's) are a spacing ago: a wake-up drains at once.
+  beforeEach(() => clock.advance(WOKEN_DRAIN_SPACING_MS));
+
   const ownerOf = (userId: number) => instances.findIndex((instance) => instance.app.get(PartitionOwnership).covers(userId, clock.now()));
   const titles = (requests: readonly ReceivedRequest[]) => requests.map((request) => request.json<{ title: string }>().title).sort();
   /** A user each delivering instance owns. */
@@ -116,6 +121,19 @@ describeEachServerDatabase('waking the owner of a partition on $name', (kind) =>
         .expect(202);
     const requests = await receiver.waitForDelivery({ count: 2, timeoutMs: 5_000 });
     expect(titles(requests)).toEqual(users.map((userId) => `woken ${userId}`).sort());
+  });
+
+  it('drains for wake-ups that come within the spacing of the last drain once it has passed, losing none', async () => {
+    receiver.clear();
+    const [userId] = usersOwnedBy();
+    const publish = (title: string) =>
+      kits[1].publisher.publishMany([{ userId, type: 'LOAN_EXECUTED' as never, severity: 'INFO' as never, title, body: 'x' }]);
+    await publish('first');
+    expect(titles(await receiver.waitForDelivery({ count: 1, timeoutMs: 5_000 }))).toEqual(['first']);
+    // Woken twice more within 25 ms (of the frozen clock) of that drain: one drain, on a timer, takes both.
+    await publish('second');
+    await publish('third');
+    expect(titles(await receiver.waitForDelivery({ count: 3, timeoutMs: 5_000 }))).toEqual(['first', 'second', 'third']);
   });
 
   it('answers a wake-up without the internal token 401, and one with it 204', async () => {

@@ -239,9 +239,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     return this.wakeUps.watchLeases();
   }
 
-  /** Another instance left deliveries of this instance's partitions due (its wake-up, see OwnerWakeUps): claimed now. */
+  /** Another instance left deliveries of this instance's partitions due (its wake-up, see OwnerWakeUps): claimed now, or with the next few ms' wake-ups under load. */
   wokenUp(): void {
-    if (this.work.delivers) void this.wakeUps.wake('backlog');
+    this.wakeUps.woken();
   }
 
   /**

@@ -18,6 +18,12 @@ export type WakeReason = 'backlog' | 'room' | 'poll';
 const POLL_INTERVAL_MS = 1_000;
 /** How long after a failed claim or look for due work (the database went away) this instance claims again. */
 const CLAIM_RETRY_MS = 1_000;
+/**
+ * Drains for other instances' wake-ups start at least this far apart: a lone wake-up drains at once, but under load the
+ * wake-ups of many publishes share one claim instead of each making its own (back to back, they cost the database
+ * more than the load itself).
+ */
+export const WOKEN_DRAIN_SPACING_MS = 25;
 
 /**
  * When this instance drains: the drain itself (claims what is due while there is room, a call during a drain joins it),
@@ -41,6 +47,9 @@ export class WakeUps {
   private leaseTimer: { at: number; timer: ClockTimer } | null = null;
   /** After a claim or a look for due work failed: claims again shortly, whatever woke the engine then is not repeated. */
   private retryTimer: ClockTimer | null = null;
+  /** When the last drain started, and the drain for wake-ups that came sooner than {@link WOKEN_DRAIN_SPACING_MS} after it. */
+  private drainStartedAt = Number.NEGATIVE_INFINITY;
+  private wokenTimer: ClockTimer | null = null;
   /** After a read of the running leases failed: reads again shortly (the lease ends it would have watched are unknown). */
   private leaseReadRetry: ClockTimer | null = null;
   private leaseReadsFailing = false;
@@ -75,6 +84,23 @@ export class WakeUps {
     return Promise.resolve();
   }
 
+  /**
+   * Another instance left due work in this instance's partitions (its wake-up): a drain now, or, within
+   * {@link WOKEN_DRAIN_SPACING_MS} of the last one's start, one drain for every wake-up until then.
+   */
+  woken(): void {
+    if (!this.work.delivers || this.work.stopping || this.wokenTimer !== null) return;
+    const wait = this.drainStartedAt + WOKEN_DRAIN_SPACING_MS - this.clock.now();
+    if (wait <= 0) {
+      void this.wake('backlog');
+      return;
+    }
+    this.wokenTimer = this.clock.setTimeout(() => {
+      this.wokenTimer = null;
+      void this.wake('backlog');
+    }, wait);
+  }
+
   /** An attempt of `userId` ended: if the last claim left the user out, it may claim for them again. */
   slotFreed(userId: number): void {
     if (this.leftOut.delete(userId)) this.backlog = true;
@@ -88,6 +114,7 @@ export class WakeUps {
   drain(): Promise<number> {
     if (!this.work.delivers) return Promise.resolve(0);
     if (this.draining === null) {
+      this.drainStartedAt = this.clock.now();
       const drained = this.retryClaimIfFailed(this.claimWhileRoom());
       void this.work.track(drained.catch(() => undefined)); // a failed claim is logged once per outage (retryClaimIfFailed)
       this.draining = drained.finally(() => {
@@ -217,6 +244,8 @@ export class WakeUps {
     this.pollTimer = null;
     this.probeTimer?.timer.cancel();
     this.leaseTimer?.timer.cancel();
+    this.wokenTimer?.cancel();
+    this.wokenTimer = null;
     this.retryTimer?.cancel();
     this.retryTimer = null;
     this.leaseReadRetry?.cancel();
