@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { Logger, type LoggerService } from '@nestjs/common';
 import { InMemoryPartitionLeases } from '../../../../test/simulation/in-memory-partition-leases';
+import type { ClockTimer } from '../../clock/clock';
 import { TestClock } from '../../../testing/test-clock';
 import { OwnerWakeUps } from './owner-wake-ups';
 import { PARTITION_RENEW_MS } from './partition-ownership';
@@ -18,6 +19,24 @@ class Directory extends InMemoryPartitionLeases {
   override wakeUrls(): Promise<ReadonlyMap<number, string>> {
     this.reads++;
     return Promise.resolve(this.urls);
+  }
+}
+
+/** A clock that stands still and whose timers fire only when the test says. */
+class TimersByHand extends TestClock {
+  private readonly due: (() => void)[] = [];
+  override setTimeout(run: () => void): ClockTimer {
+    this.due.push(run);
+    return { cancel: () => undefined };
+  }
+  async armed(count: number): Promise<void> {
+    for (let turn = 0; this.due.length < count; turn++) {
+      if (turn === 1_000) throw new Error(`${this.due.length} timer(s) armed, expected ${count}`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  fireAll(): void {
+    for (const run of this.due.splice(0)) run();
   }
 }
 
@@ -65,6 +84,29 @@ describe('OwnerWakeUps', () => {
         ['POST', `Bearer ${TOKEN}`],
         ['POST', `Bearer ${TOKEN}`],
       ]);
+    } finally {
+      await wakeUps.close();
+      await route.close();
+    }
+  });
+
+  it('sends a wake-up asked for within 25 ms of the last one when they have passed, for every one asked for meanwhile', async () => {
+    const route = await wakeRoute();
+    const clock = new TimersByHand();
+    const wakeUps = new OwnerWakeUps(new Directory(new Map([[7, route.url]])), clock, TOKEN, null);
+    try {
+      const first = wakeUps.notify(new Set([7]));
+      await route.arrived(1);
+      route.answerAll();
+      await first;
+      const next = wakeUps.notify(new Set([7])); // within the spacing (the clock stands still): it waits for it
+      await clock.armed(1);
+      const meanwhile = Array.from({ length: 49 }, () => wakeUps.notify(new Set([7])));
+      clock.fireAll();
+      await route.arrived(2);
+      route.answerAll();
+      await Promise.all([next, ...meanwhile]);
+      expect(route.received).toHaveLength(2);
     } finally {
       await wakeUps.close();
       await route.close();

@@ -8,6 +8,8 @@ import type { PartitionLeases } from './partition-leases';
 const WAKE_TIMEOUT_MS = 2_000;
 /** Failed wake-ups are logged at most this often, with how many failed since the last line. */
 const WARN_EVERY_MS = 60_000;
+/** Wake-ups to one instance start at least this far apart: under load, one stands for every publish of the last few ms. */
+const WAKE_SPACING_MS = 25;
 
 /**
  * Tells the owners of partitions that deliveries are due there: an instance that publishes (or redelivers) for users whose
@@ -17,15 +19,19 @@ const WARN_EVERY_MS = 60_000;
  *
  * Who owns what is read from the partitions table (one statement) at most once per renewal interval; a partition that
  * moved meanwhile wakes its previous owner, which finds nothing of it to claim, and its new owner polls. Wake-ups to one
- * instance never pile up: one in flight, and one more after it if others were asked for meanwhile.
+ * instance never pile up: one in flight, and one more after it if others were asked for meanwhile, each at least
+ * {@link WAKE_SPACING_MS} after the one before (a lone one goes at once).
  */
 export class OwnerWakeUps {
   private readonly logger = new Logger('WebhookPartitions');
   private readonly agent = new Agent({ connectTimeout: WAKE_TIMEOUT_MS, headersTimeout: WAKE_TIMEOUT_MS, bodyTimeout: WAKE_TIMEOUT_MS });
   private directory: { readonly urls: ReadonlyMap<number, string>; readonly readAt: number } | null = null;
   private reading: Promise<ReadonlyMap<number, string>> | null = null;
-  /** The wake-up in flight to each URL, and whether another was asked for meanwhile. */
-  private readonly sending = new Map<string, { again: boolean; done: Promise<void> }>();
+  /** The next wake-up to each URL (waiting for its spacing, or in flight), and whether another was asked for while in flight. */
+  private readonly sending = new Map<string, { inFlight: boolean; again: boolean; done: Promise<void> }>();
+  /** When the last wake-up to each URL was sent. */
+  private readonly sentAt = new Map<string, number>();
+  private closed = false;
   private failures = 0;
   private warnedAt = Number.NEGATIVE_INFINITY;
 
@@ -59,6 +65,8 @@ export class OwnerWakeUps {
 
   /** Resolves when the wake-ups in flight have ended. */
   async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.sending.values()].map((entry) => entry.done));
     await this.agent.close();
   }
 
@@ -77,20 +85,32 @@ export class OwnerWakeUps {
     return this.reading;
   }
 
-  /** Resolves when the wake-up that covers this call (the one in flight, or the one after it) has ended. */
+  /** Resolves when the wake-up that covers this call (the one not yet sent, or the one after the one in flight) has ended. */
   private wake(url: string): Promise<void> {
-    const inFlight = this.sending.get(url);
-    if (inFlight) {
-      inFlight.again = true;
-      return inFlight.done.then(() => this.sending.get(url)?.done);
+    const next = this.sending.get(url);
+    if (next && !next.inFlight) return next.done;
+    if (next) {
+      next.again = true;
+      return next.done.then(() => this.sending.get(url)?.done);
     }
-    const entry = { again: false, done: Promise.resolve() };
-    entry.done = this.send(url).finally(() => {
-      this.sending.delete(url);
-      if (entry.again) void this.wake(url);
-    });
+    const entry = { inFlight: false, again: false, done: Promise.resolve() };
+    const wait = (this.sentAt.get(url) ?? Number.NEGATIVE_INFINITY) + WAKE_SPACING_MS - this.clock.now();
+    entry.done = this.spaced(wait)
+      .then(() => {
+        entry.inFlight = true;
+        this.sentAt.set(url, this.clock.now());
+        return this.closed ? undefined : this.send(url);
+      })
+      .finally(() => {
+        this.sending.delete(url);
+        if (entry.again && !this.closed) void this.wake(url);
+      });
     this.sending.set(url, entry);
     return entry.done;
+  }
+
+  private spaced(ms: number): Promise<void> {
+    return ms <= 0 || this.closed ? Promise.resolve() : new Promise((resolve) => this.clock.setTimeout(resolve, ms));
   }
 
   private async send(url: string): Promise<void> {
