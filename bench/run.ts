@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --only=throughput,latency,spread-latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers,dns-flood]`:
+// `npm run bench [-- --quick] [-- --only=throughput,latency,spread-latency,backlog,scale-out,isolation,isolation-http,recovery,endpoint-limits,peers,dns-flood,coordination]`:
 // the delivery benchmark of issue 4, the isolation scenario of issue 11, whether the per-endpoint limits hold across
 // instances, our engine against pg-boss, BullMQ and a design floor on the same workload (issue 34), and whether a user
 // saving host names whose DNS never answers slows anyone else down (issue 36).
@@ -23,6 +23,7 @@ import { latency } from './scenarios/latency';
 import { peers } from './scenarios/peers';
 import { recovery } from './scenarios/recovery';
 import { spreadLatency } from './scenarios/spread-latency';
+import { coordination } from './scenarios/coordination';
 import { throughputViaHttp, throughputViaPublisher, type ThroughputResult } from './scenarios/throughput';
 
 /** The receiver's answer delay in the second scale-out series. */
@@ -39,6 +40,7 @@ const SCENARIOS = [
   'endpoint-limits',
   'peers',
   'dns-flood',
+  'coordination',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -277,6 +279,10 @@ async function main(): Promise<void> {
       report.dnsFlood = await dnsFlood(context, size.dnsFlood);
       log(`dns-flood: victims' p99 ratios ${JSON.stringify(report.dnsFlood.ratios)}`);
     }
+    if (only.has('coordination')) {
+      if (server.kind !== 'mysql') report.coordination = { skipped: 'several instances need a shared MySQL/MariaDB database' };
+      else report.coordination = await coordination(context, log);
+    }
     if (!quick) {
       log('ceiling again, to see the drift within this run');
       const ceilingAfter = await measureCeiling(context, 'ceiling (end)');
@@ -398,6 +404,7 @@ function targets(report: BenchReport): Record<string, Target> {
   }
   if (report.peers && 'targets' in report.peers) Object.assign(result, report.peers.targets);
   Object.assign(result, report.dnsFlood?.targets);
+  if (report.coordination && 'targets' in report.coordination) Object.assign(result, report.coordination.targets);
   return result;
 }
 

@@ -7,6 +7,7 @@ import type { LatencyResult } from '../scenarios/latency';
 import type { PeersResult } from '../scenarios/peers';
 import type { RecoveryResult } from '../scenarios/recovery';
 import type { SpreadLatencyResult } from '../scenarios/spread-latency';
+import type { CoordinationResult } from '../scenarios/coordination';
 import type { ThroughputResult } from '../scenarios/throughput';
 import type { ProfileSummary } from './profile-summary';
 
@@ -41,6 +42,7 @@ export interface BenchReport {
   peers?: PeersResult | { readonly failed: string };
   /** Issue 36 §1: victims' latencies without and with one user's flood of black-holed host names. */
   dnsFlood?: DnsFloodResult;
+  coordination?: CoordinationResult | { readonly skipped: string };
   profiles?: Record<string, ProfileSummary>;
   targets?: Record<string, Target>;
   failures?: string[];
