@@ -216,8 +216,11 @@ class World implements StoreWorld {
   private readonly excusedDuplicates: Record<DuplicateCause, number> = { crash: 0, pause: 0, outage: 0 };
   /** `deliveryId#attemptNumber` → how many times an instance announced it on `attemptRecorded`. */
   private readonly announced = new Map<string, number>();
-  /** Per endpoint key: the answers of the requests to it, all instances together, in order (global time). */
-  private readonly answers = new Map<string, { at: number; unreachable: boolean }[]>();
+  /**
+   * Per endpoint key: the answers of the requests to it, all instances together, in order (global time), and when the
+   * sending process saw each (later when it was paused then: its timeout fired, or it read the answer, as it woke).
+   */
+  private readonly answers = new Map<string, { at: number; seenAt: number; unreachable: boolean }[]>();
   /** Circuits opened, kept for the next owner, closed by an answer: what `circuit-inherited` checks. */
   private readonly circuits = new CircuitOpenings();
   private nextEvent = 1;
@@ -801,14 +804,19 @@ class World implements StoreWorld {
       instance.inFlight.set(endpoint, instance.inFlight.get(endpoint)! - 1);
       instance.inFlightTotal--;
       const answers = this.answers.get(endpoint) ?? [];
-      answers.push({ at: this.time.now, unreachable: isUnreachable(result.outcome) });
+      const answer = { at: this.time.now, seenAt: this.time.now, unreachable: isUnreachable(result.outcome) };
+      answers.push(answer);
       if (!isUnreachable(result.outcome)) this.circuits.answered(endpoint);
       this.egress.noteRequest(instance, this.time.now, endpoint, !isUnreachable(result.outcome));
       this.answers.set(endpoint, answers);
       this.trace(
         `  ${claim.eventId} attempt ${attempt} by ${instance.name}: ${result.outcome}${result.statusCode ? ` ${result.statusCode}` : ''}`,
       );
-      if (instance.alive) instance.clock.whenAwake(() => resolve(result));
+      if (instance.alive)
+        instance.clock.whenAwake(() => {
+          answer.seenAt = this.time.now;
+          resolve(result);
+        });
     });
   }
 
@@ -1153,7 +1161,8 @@ class World implements StoreWorld {
 
   /**
    * An attempt skipped for an open circuit: the endpoint's latest answer before the skip, all instances together, was
-   * unreachable (a timeout, a refused connection), within the longest cool-down and a probe's deadline.
+   * unreachable (a timeout, a refused connection), within the longest cool-down and a probe's deadline of when its sender
+   * saw it (a cool-down counts from then: seed 130267, a sender paused 55 s before its timeout fired).
    */
   private checkSkip(instance: Instance, claim: ClaimedDelivery, record: AttemptRecord): void {
     const host = /^circuit open for (\S+) /.exec(record.result.error ?? '')?.[1];
@@ -1162,13 +1171,13 @@ class World implements StoreWorld {
     const last = this.answers.get(endpoint)?.findLast((answer) => answer.at <= skippedAt);
     const { coolDownMs } = instance.settings.circuitBreaker;
     const within = MAX_COOL_DOWN_FACTOR * coolDownMs + TIMEOUT_MS + this.maxSkewMs;
-    if (!last?.unreachable || skippedAt - last.at > within)
+    if (!last?.unreachable || skippedAt - last.seenAt > within)
       this.violate(
         'no-spurious-skip',
         `skip ${claim.id}#${claim.attemptCount + 1}`,
         `${instance.name} skipped delivery ${claim.id} attempt ${claim.attemptCount + 1} for an open circuit of ${endpoint} at ${this.at(skippedAt)}; ` +
           (last
-            ? `its latest answer (${this.at(last.at)}) was ${last.unreachable ? `unreachable, ${formatMs(skippedAt - last.at)} before` : 'an answer'}`
+            ? `its latest answer (${this.at(last.at)}, seen ${this.at(last.seenAt)}) was ${last.unreachable ? `unreachable, seen ${formatMs(skippedAt - last.seenAt)} before` : 'an answer'}`
             : 'it never answered before'),
       );
   }
