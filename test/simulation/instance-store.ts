@@ -22,7 +22,7 @@ import type { SimTime } from './sim-time';
 import type { DatabaseFaults } from './database-faults';
 import { type Instance, type Origin, SECOND, type SendRecord } from './world-model';
 
-/** What an instance's store tells the world, and reads of it. */
+/** What an instance's store reads of the world, and whom it tells what it did. */
 export interface StoreWorld {
   readonly time: SimTime;
   readonly store: InMemoryOutboxStore;
@@ -30,6 +30,11 @@ export interface StoreWorld {
   readonly tokenOwner: Map<string, Instance>;
   activity: number;
   readonly database: DatabaseFaults;
+  readonly observer: StoreNotes;
+}
+
+/** What an instance's store tells the world (store-observer.ts): what it created, claimed, recorded, released, purged. */
+export interface StoreNotes {
   observeStore(origin?: Origin, by?: Instance): void;
   noteClaims(instance: Instance, claims: readonly ClaimedDelivery[]): void;
   noteRecording(instance: Instance, attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): SendRecord[];
@@ -103,7 +108,7 @@ export class InstanceStore extends OutboxStore {
         } else {
           try {
             answer = op();
-            if (mutates !== 'partitions') world.observeStore(origin, this.instance);
+            if (mutates !== 'partitions') world.observer.observeStore(origin, this.instance);
           } catch (error) {
             answer = Promise.reject(error as Error);
           }
@@ -126,7 +131,7 @@ export class InstanceStore extends OutboxStore {
   /** A call leasing with `lease` failed, maybe after it committed: the engine counts none of what it leased. */
   private leaseLost(lease: Lease): () => void {
     return () =>
-      this.world.noteLeasesGivenUp(
+      this.world.observer.noteLeasesGivenUp(
         [...this.world.store.deliveries.values()]
           .filter((row) => row.lockedBy === lease.token)
           .map((row) => ({ id: row.id, lockToken: lease.token })),
@@ -138,7 +143,7 @@ export class InstanceStore extends OutboxStore {
   }
 
   private claims(claims: ClaimedDelivery[]): ClaimedDelivery[] {
-    this.world.noteClaims(this.instance, claims);
+    this.world.observer.noteClaims(this.instance, claims);
     return claims;
   }
 
@@ -221,17 +226,17 @@ export class InstanceStore extends OutboxStore {
   }
 
   recordAttempts(attempts: readonly { claim: ClaimedDelivery; record: AttemptRecord }[]): Promise<boolean[]> {
-    const sends = this.world.noteRecording(this.instance, attempts);
+    const sends = this.world.observer.noteRecording(this.instance, attempts);
     return this.call(
       true,
       async () => {
         const stored = await this.world.store.recordAttempts(attempts);
-        this.world.noteRecorded(attempts, sends, stored);
+        this.world.observer.noteRecorded(attempts, sends, stored);
         return stored;
       },
       (applied) => {
-        if (!applied) this.world.noteRecorded(attempts, sends, null);
-        this.world.noteLeasesGivenUp(attempts.map(({ claim }) => claim));
+        if (!applied) this.world.observer.noteRecorded(attempts, sends, null);
+        this.world.observer.noteLeasesGivenUp(attempts.map(({ claim }) => claim));
       },
     );
   }
@@ -241,10 +246,10 @@ export class InstanceStore extends OutboxStore {
       true,
       () => {
         const released = this.world.store.release(claims); // applied at once, as every call of the in-memory store
-        this.world.noteReleased(claims);
+        this.world.observer.noteReleased(claims);
         return released;
       },
-      () => this.world.noteLeasesGivenUp(claims),
+      () => this.world.observer.noteLeasesGivenUp(claims),
     );
   }
 
@@ -252,7 +257,7 @@ export class InstanceStore extends OutboxStore {
     return this.call(
       true,
       () => this.world.store.cancel(claim, now, reason),
-      () => this.world.noteLeasesGivenUp([claim]),
+      () => this.world.observer.noteLeasesGivenUp([claim]),
     );
   }
 
@@ -264,7 +269,7 @@ export class InstanceStore extends OutboxStore {
     return this.call(true, async () => {
       const events = new Set(this.world.store.events.keys());
       const batch = await this.world.store.purgeBatch(status, before, limit);
-      this.world.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
+      this.world.observer.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
       return batch;
     });
   }
@@ -299,9 +304,9 @@ export class InstanceStore extends OutboxStore {
       }
       keepCircuit(circuit: KeptCircuit): Promise<void> {
         return call(
-          () => leases.keepCircuit(circuit).then(() => world.noteCircuitKept(instance, circuit, true)),
+          () => leases.keepCircuit(circuit).then(() => world.observer.noteCircuitKept(instance, circuit, true)),
           (applied) => {
-            if (!applied) world.noteCircuitKept(instance, circuit, false);
+            if (!applied) world.observer.noteCircuitKept(instance, circuit, false);
           },
         );
       }
@@ -311,7 +316,7 @@ export class InstanceStore extends OutboxStore {
       circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
         return call(() =>
           leases.circuitsOf(partitions, now).then((kept) => {
-            world.noteCircuitsRead(instance, partitions);
+            world.observer.noteCircuitsRead(instance, partitions);
             return kept;
           }),
         );

@@ -1,4 +1,5 @@
 import { Clock, type ClockTimer } from '../../src/notifications/clock/clock';
+import type { Prng } from './prng';
 
 interface Scheduled {
   readonly at: number;
@@ -127,5 +128,27 @@ export class SimClock extends Clock {
     this.halted = true;
     for (const timer of this.timers) timer.cancel();
     this.timers.clear();
+  }
+}
+
+/** The offsets of the instances' clocks: any two differ by at most `maxMs` (at most the tolerated MAX_CLOCK_SKEW_MS). */
+export class ClockSkews {
+  /** The largest difference between two instances' clocks so far (retry-delays allows that much). */
+  seenMs = 0;
+  private readonly offsets: number[] = [];
+
+  constructor(
+    private readonly random: Prng,
+    readonly maxMs: number,
+  ) {}
+
+  /** An instance's clock offset: any two instances differ by at most maxMs. */
+  draw(): number {
+    const skew = this.random.int(-this.maxMs / 2, this.maxMs / 2);
+    // Rows keep the times a clock stamped after its process is gone: every offset so far counts.
+    this.offsets.push(skew);
+    const offsets = this.offsets;
+    this.seenMs = Math.max(this.seenMs, Math.max(...offsets) - Math.min(...offsets));
+    return skew;
   }
 }

@@ -169,6 +169,11 @@ export function engineQueuesOf(instance: Instance): EndpointQueues<Job> {
   return (instance.engine as unknown as { queues: EndpointQueues<Job> }).queues;
 }
 
+/** A time of the timeline as the trace writes it: since the run's start. */
+export function atTime(time: number): string {
+  return `t+${formatMs(time - START)}`;
+}
+
 export function formatMs(ms: number): string {
   const sign = ms < 0 ? '-' : '';
   let rest = Math.abs(Math.round(ms));
