@@ -1,4 +1,5 @@
-import { wallMs } from '../lib/clock';
+import { request } from 'undici';
+import { sleep, wallMs } from '../lib/clock';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
 import { deliveryStates } from '../lib/delivery-states';
 import { type MainProcess, startMainProcess } from '../lib/services';
@@ -72,6 +73,7 @@ async function spreadRun(context: BenchContext, wakeable: boolean, rate: number,
     await context.receiver.call('setSecrets', await enableWebhooks(instances[0].base, users, context.bases));
     await context.receiver.call('reset'); // what earlier scenarios sent must not count as this warm-up's arrivals
     const bases = instances.map((instance) => instance.base);
+    await partitionsSettled(bases);
     const warmup = Math.ceil(rate * WARMUP_SECONDS);
     await publishSteadily(bases, rate, users, 0, warmup);
     await waitForEvents(context.receiver, warmup, () => deliveryStates(database));
@@ -97,4 +99,36 @@ async function spreadRun(context: BenchContext, wakeable: boolean, rate: number,
 /** Events `from`… one at a time on a fixed schedule, each to the next instance in turn. */
 function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<unknown> {
   return atSteadyRate(rate, count, (i) => postBatch(bases[i % bases.length], [benchEvent(from + i, users)]));
+}
+
+/** Partitions of users; every instance's directory of owners is read again at least this often (5 s renewals). */
+const PARTITIONS = 256;
+const DIRECTORY_READ_MS = 5_000;
+
+/**
+ * Waits until the instances have split the partitions (each owns some, all 256 owned, the split unchanged over a
+ * renewal; instances hand partitions over for about 10 s after the last one joins), then one more directory read:
+ * measured from then, a wake-up reaches the owner, not the instance that owned the partition a few seconds before
+ * (whose new owner then waits for its poll).
+ */
+async function partitionsSettled(bases: readonly string[]): Promise<void> {
+  const deadline = wallMs() + 60_000;
+  let split = '';
+  let since = wallMs();
+  for (;;) {
+    const owned = await Promise.all(bases.map(partitionsOwned));
+    const settled = owned.every((count) => count > 0) && owned.reduce((sum, count) => sum + count, 0) === PARTITIONS;
+    if (owned.join() !== split) [split, since] = [owned.join(), wallMs()];
+    // Unchanged over more than a renewal: partitions move at renewals.
+    else if (settled && wallMs() - since > DIRECTORY_READ_MS) break;
+    if (wallMs() > deadline) throw new Error(`the instances did not settle their split of the partitions within 60 s: ${split}`);
+    await sleep(250);
+  }
+  await sleep(DIRECTORY_READ_MS);
+}
+
+async function partitionsOwned(base: string): Promise<number> {
+  const { body } = await request(`${base}/metrics`);
+  const line = (await body.text()).split('\n').find((text) => text.startsWith('webhook_partitions_owned'));
+  return Number(line?.split(' ').pop() ?? 0);
 }
