@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { type AddressInfo, createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import {
   attachNotificationsTestKit,
   notificationsTestOptions,
@@ -19,6 +19,7 @@ import {
 import { PARTITION_COUNT } from '../../src/notifications/delivery/partitions/partitions';
 import { RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
 import { describeEachServerDatabase } from '../support/each-database';
+import { freePort } from '../support/free-port';
 import { SETTINGS } from '../support/settings-api';
 import { startTestAppOn, type TestApp } from '../support/test-app';
 import type { TestDatabase } from '../support/test-databases';
@@ -32,15 +33,6 @@ const PATH = '/ordered';
 const EVENT_COUNT = 6;
 /** How many times the receiver fails the first delivery (sequence 1) before it answers 2xx. */
 const HEAD_FAILURES = 3;
-
-/** A port nothing listens on now, for an instance to listen on once its wake URL (which names it) is configured. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** What the receiver saw of one request, and which deliveries the instances had recorded final when it arrived. */
 interface Arrival {

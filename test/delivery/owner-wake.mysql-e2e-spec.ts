@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { type AddressInfo, createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import {
   attachNotificationsTestKit,
   notificationsTestOptions,
@@ -14,6 +14,7 @@ import { WOKEN_DRAIN_SPACING_MS } from '../../src/notifications/delivery/engine/
 import { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
 import type { NotificationsModuleOptions } from '../../src/notifications/notifications-options.interface';
 import { describeEachServerDatabase } from '../support/each-database';
+import { freePort } from '../support/free-port';
 import { startTestAppOn, type TestApp } from '../support/test-app';
 import type { TestDatabase } from '../support/test-databases';
 
@@ -21,15 +22,6 @@ const TOKEN = 'internal-token-of-the-instances-0123456789';
 const WAKE_PATH = '/api/v1/internal/notifications/wake';
 const EVENTS = '/api/v1/internal/notifications/events';
 const USERS = Array.from({ length: 40 }, (_, i) => i + 1);
-
-/** A port nothing listens on now, for an instance to listen on once its wake URL (which names it) is configured. */
-async function freePort(): Promise<number> {
-  const probe = createServer().listen(0, '127.0.0.1');
-  await once(probe, 'listening');
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /**
  * Instances behind one load balancer: an event published on an instance that does not own the user's partition starts

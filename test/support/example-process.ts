@@ -1,6 +1,4 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 
 export const ROOT = resolve(__dirname, '../..');
@@ -88,14 +86,4 @@ export function startExampleProcess(command: string, args: readonly string[], en
       await exited;
     },
   };
-}
-
-/** A port free on 127.0.0.1 right now, for a process that takes its port from the environment. */
-export async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }

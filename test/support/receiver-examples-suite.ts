@@ -13,7 +13,8 @@ import { generateTestCertificate } from '../../src/testing/test-certificate';
 import { DataSource } from 'typeorm';
 import { EventType, Severity } from '@funding/notification-webhooks';
 import { bootTestNotifications, TestClock, type TestNotifications } from '@funding/notification-webhooks/testing';
-import { type ExampleProcess, freePort, startExampleProcess } from './example-process';
+import { type ExampleProcess, startExampleProcess } from './example-process';
+import { freePort } from './free-port';
 import { SETTINGS } from './settings-api';
 
 /** A receiver example in examples/receivers: the command that runs it (from the repository's root) and its webhook path. */

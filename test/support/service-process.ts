@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { freePort } from './free-port';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -99,13 +99,4 @@ async function waitUntilListening(baseUrl: string, hasExited: () => boolean, out
     await delay(100);
   }
   throw new Error(`the service did not listen within 60 s:\n${output()}`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
