@@ -63,7 +63,8 @@ export class EgressFaults {
   /**
    * Whether, at `now`, `instance` has shown for {@link STAND_DOWN_GRACE_MS} every sign that its own network is down while
    * another's is not: throughout that time, within the last {@link EGRESS_WINDOW_MS}, requests to at least
-   * EGRESS_UNREACHABLE_ENDPOINTS endpoints unanswered, none answered, and one of `others` answered.
+   * EGRESS_UNREACHABLE_ENDPOINTS endpoints unanswered, none answered, and one of `others` answered and was not paused
+   * since.
    */
   standDownDue(instance: Instance, others: readonly Instance[], now: number): boolean {
     const from = now - EGRESS_WINDOW_MS;
@@ -72,6 +73,11 @@ export class EgressFaults {
     const failing = new Set(own.filter((r) => !r.answered && r.at > from && r.at <= to).map((r) => r.endpoint));
     if (failing.size < EGRESS_UNREACHABLE_ENDPOINTS) return false;
     if (own.some((r) => r.answered && r.at > to - EGRESS_WINDOW_MS)) return false;
-    return others.some((other) => (this.requests.get(other) ?? []).some((r) => r.answered && r.at > from && r.at <= to));
+    // Another instance's answer counts once it could tell the others (its heartbeats carry when a receiver last answered
+    // it): not while it was paused from then on (seed 130549: paused 80 s a second after its answer, it said nothing).
+    const told = (other: Instance, at: number) => !other.pauses.some((pause) => pause.until > at && pause.from < now);
+    return others.some((other) =>
+      (this.requests.get(other) ?? []).some((r) => r.answered && r.at > from && r.at <= to && told(other, r.at)),
+    );
   }
 }

@@ -82,6 +82,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 130267,
     found: "no-spurious-skip (the invariant): a cool-down counted from a timeout's time, not from when its paused sender saw it",
   },
+  {
+    seed: 130549,
+    found: 'egress-stand-down (the invariant): the only instance that reached receivers was paused since, so it told no one',
+  },
 ];
 
 /**
