@@ -252,8 +252,13 @@ async function main(): Promise<void> {
           ['lone', result.lone],
           ['loaded', result.loaded],
         ] as const) {
-          log(`spread latency (${name}, ${pair.rate}/s): owners woken ${JSON.stringify(pair.wakeUps.publishToReceiverMs)}`);
-          log(`spread latency (${name}, ${pair.rate}/s): owners polling ${JSON.stringify(pair.pollOnly.publishToReceiverMs)}`);
+          for (const [how, run] of [
+            ['owners woken', pair.wakeUps],
+            ['owners polling', pair.pollOnly],
+          ] as const)
+            log(
+              `spread latency (${name}, ${pair.rate}/s): ${how} ${JSON.stringify(run.publishToReceiverMs)}; publish calls ${JSON.stringify(run.publishCallMs)}`,
+            );
         }
         report.spreadLatency = result;
       }

@@ -16,6 +16,8 @@ export interface SpreadLatencyRun extends DeliveryCheck {
   readonly publishToReceiverMs: Percentiles;
   /** Share of the events that took over 100 ms: those that waited for the owner's next look for due work. */
   readonly over100MsShare: number;
+  /** The publish calls themselves (the internal endpoint's answer, after the commit): a slow one is not the owner's wait. */
+  readonly publishCallMs: Percentiles;
 }
 
 /** Events spaced far apart (each one alone in the outbox) and a steady load, each with and without wake-ups. */
@@ -80,7 +82,7 @@ async function spreadRun(context: BenchContext, wakeable: boolean, rate: number,
     await context.receiver.call('reset');
     const total = rate * seconds;
     const startedAt = wallMs();
-    await publishSteadily(bases, rate, users, warmup, total);
+    const publishCalls = await publishSteadily(bases, rate, users, warmup, total);
     const achievedRate = (total * 1000) / (wallMs() - startedAt);
     const stats = await waitForEvents(context.receiver, total, () => deliveryStates(database));
     const latencies = await context.receiver.call<number[]>('latencies');
@@ -89,6 +91,7 @@ async function spreadRun(context: BenchContext, wakeable: boolean, rate: number,
       achievedRate: round(achievedRate),
       publishToReceiverMs: percentiles(latencies),
       over100MsShare: round(latencies.filter((ms) => ms > 100).length / latencies.length, 3),
+      publishCallMs: percentiles(publishCalls),
     };
   } finally {
     await Promise.all(instances.map((instance) => instance.stop()));
@@ -96,9 +99,13 @@ async function spreadRun(context: BenchContext, wakeable: boolean, rate: number,
   }
 }
 
-/** Events `from`… one at a time on a fixed schedule, each to the next instance in turn. */
-function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<unknown> {
-  return atSteadyRate(rate, count, (i) => postBatch(bases[i % bases.length], [benchEvent(from + i, users)]));
+/** Events `from`… one at a time on a fixed schedule, each to the next instance in turn; how long each call took (ms). */
+function publishSteadily(bases: readonly string[], rate: number, users: number, from: number, count: number): Promise<number[]> {
+  return atSteadyRate(rate, count, async (i) => {
+    const calledAt = wallMs();
+    await postBatch(bases[i % bases.length], [benchEvent(from + i, users)]);
+    return wallMs() - calledAt;
+  });
 }
 
 /** Partitions of users; every instance's directory of owners is read again at least this often (5 s renewals). */
