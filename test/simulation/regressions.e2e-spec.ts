@@ -86,6 +86,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 130549,
     found: 'egress-stand-down (the invariant): the only instance that reached receivers was paused since, so it told no one',
   },
+  { seed: 130686, found: 'egress-stand-down (the invariant): the same, at step 200' },
 ];
 
 /**
