@@ -1,10 +1,10 @@
 // Issue 34's coordination figures: the statements instances spend on who owns which partition (the partitions, the
 // instances alive, the circuits kept for the next owner), per delivery at full size, with one instance and with three on
 // one database; and how three instances share the work of a few busy users, since a user's deliveries are one owner's.
-import { request } from 'undici';
 import { type BenchContext, round } from '../lib/context';
 import { deliveryStates } from '../lib/delivery-states';
 import { type DeliveryRunResult, measureDeliveryRun } from '../lib/delivery-run';
+import { metricTotal } from '../lib/metrics';
 import { databaseServerPids } from '../lib/cpu';
 import { type IpcService, startIpcService } from '../lib/services';
 import type { Target } from '../lib/report';
@@ -72,7 +72,7 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
     await context.receiver.call('reset');
     const events = benchEvents(0, count, users);
     for (const service of services) await service.ipc.call('queryCounts', true);
-    const attemptsBefore = await Promise.all(services.map((service) => attemptsOf(service.base)));
+    const attemptsBefore = await Promise.all(services.map((service) => metricTotal(service.base, 'webhook_attempts_total')));
     const run = await measureDeliveryRun(context, {
       label: `coordination (${processes} instance(s), ${users} users)`,
       expected: events.length,
@@ -93,7 +93,7 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
     for (const service of services)
       for (const [key, value] of Object.entries(await service.ipc.call<Record<string, number>>('queryCounts', true)))
         if (COORDINATION_TABLES.some((table) => key.endsWith(` ${table}`))) statements[key] = (statements[key] ?? 0) + value;
-    const attemptsAfter = await Promise.all(services.map((service) => attemptsOf(service.base)));
+    const attemptsAfter = await Promise.all(services.map((service) => metricTotal(service.base, 'webhook_attempts_total')));
     const total = Object.values(statements).reduce((sum, value) => sum + value, 0);
     return {
       processes,
@@ -107,13 +107,4 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
     await Promise.all(services.map((service) => service.stop()));
     await database.drop();
   }
-}
-
-/** The instance's `webhook_attempts_total`, every outcome and type summed, from its /metrics. */
-async function attemptsOf(base: string): Promise<number> {
-  const { body } = await request(`${base}/metrics`);
-  let total = 0;
-  for (const line of (await body.text()).split('\n'))
-    if (line.startsWith('webhook_attempts_total{') || line.startsWith('webhook_attempts_total ')) total += Number(line.split(' ').pop());
-  return total;
 }

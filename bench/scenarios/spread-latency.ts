@@ -1,7 +1,7 @@
-import { request } from 'undici';
 import { sleep, wallMs } from '../lib/clock';
 import { type BenchContext, checkDelivery, type DeliveryCheck, round } from '../lib/context';
 import { deliveryStates } from '../lib/delivery-states';
+import { metricTotal } from '../lib/metrics';
 import { type MainProcess, startMainProcess } from '../lib/services';
 import { atSteadyRate } from '../lib/steady-rate';
 import { benchEvent, enableWebhooks, postBatch, waitForEvents } from '../lib/workload';
@@ -123,7 +123,7 @@ async function partitionsSettled(bases: readonly string[]): Promise<void> {
   let split = '';
   let since = wallMs();
   for (;;) {
-    const owned = await Promise.all(bases.map(partitionsOwned));
+    const owned = await Promise.all(bases.map((base) => metricTotal(base, 'webhook_partitions_owned')));
     const settled = owned.every((count) => count > 0) && owned.reduce((sum, count) => sum + count, 0) === PARTITIONS;
     if (owned.join() !== split) [split, since] = [owned.join(), wallMs()];
     // Unchanged over more than a renewal: partitions move at renewals.
@@ -132,10 +132,4 @@ async function partitionsSettled(bases: readonly string[]): Promise<void> {
     await sleep(250);
   }
   await sleep(DIRECTORY_READ_MS);
-}
-
-async function partitionsOwned(base: string): Promise<number> {
-  const { body } = await request(`${base}/metrics`);
-  const line = (await body.text()).split('\n').find((text) => text.startsWith('webhook_partitions_owned'));
-  return Number(line?.split(' ').pop() ?? 0);
 }
