@@ -29,6 +29,7 @@ export interface Mutation {
 function everyoneOwnsAll(ownership: PartitionOwnership): void {
   around(ownership, 'owned', () => () => 'all');
   around(ownership, 'covers', () => () => true);
+  around(ownership, 'holds', () => () => true);
 }
 
 type QueuedJob = Parameters<EndpointQueues<QueuedAttempt>['push']>[0];

@@ -87,6 +87,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     found: 'egress-stand-down (the invariant): the only instance that reached receivers was paused since, so it told no one',
   },
   { seed: 130686, found: 'egress-stand-down (the invariant): the same, at step 200' },
+  {
+    seed: 131104,
+    found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
+  },
 ];
 
 /**

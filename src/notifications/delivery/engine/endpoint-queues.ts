@@ -2,7 +2,7 @@ import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
 import type { CircuitState, KeptCircuit } from '../partitions/kept-circuit';
 import { partitionOf } from '../partitions/partitions';
-import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
+import { CircuitBreaker, type CircuitBreakerSettings, isUnreachable } from './circuit-breaker';
 
 /**
  * Who shares a cap: one user's URLs on one host (`host` as in the URL: name and port). Per user, so that many
@@ -158,15 +158,21 @@ export class EndpointQueues<T extends QueuedAttempt> {
     return null;
   }
 
-  /** An attempt handed out by {@link next} ended with `outcome`. */
-  finished(attempt: T, outcome: AttemptOutcome, now: number): OpenedCircuit<T> | null {
+  /**
+   * An attempt handed out by {@link next} ended with `outcome`. `owned`: whether its partition's lease still ran as it
+   * ended. When it no longer did (the process was paused, or could not renew), the partition's new owner decides from
+   * its own answers: a failure learned late counts for nothing here and nothing is kept for the next owner; an answer
+   * still closes what this instance remembers (should the partition come back, it never skips an endpoint that answered).
+   */
+  finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
     const wasOpen = endpoint.breaker.isOpen;
-    const opened = endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
-    if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
+    const counts = owned || !isUnreachable(outcome);
+    const opened = counts && endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
+    if (owned && (opened || (wasOpen && !endpoint.breaker.isOpen))) this.keepCircuit(endpoint);
     this.settle(endpoint);
     return opened;
   }

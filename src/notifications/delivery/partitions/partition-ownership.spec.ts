@@ -67,6 +67,8 @@ describe('PartitionOwnership', () => {
     expect(a.ownership.covers(7, clock.now() + LEASE_MS)).toBe(false);
     clock.current += LEASE_MS - ATTEMPT_MS; // no renewal got through (a pause, a database outage)
     expect(a.ownership.covers(7, clock.now() + ATTEMPT_MS)).toBe(false);
+    expect(a.ownership.holds(7, clock.now())).toBe(true); // an attempt ending now still counts for its circuit
+    expect(a.ownership.holds(7, clock.now() + ATTEMPT_MS)).toBe(false); // what it learns past the lease does not
   });
 
   it('shares the partitions with an instance that joins: only what rendezvous gives the newcomer moves, once idle here', async () => {
@@ -90,6 +92,7 @@ describe('PartitionOwnership', () => {
     expect(a.lost.sort((x, y) => x - y)).toEqual(wanted);
     expect(heldBy(leases, 'a')).toContain(busy); // kept until its attempt is over, but nothing new starts there
     expect(a.ownership.covers(movingUser, clock.now())).toBe(false);
+    expect(a.ownership.holds(movingUser, clock.now())).toBe(true); // its attempt's answer counts: it keeps what it learns
 
     // Its last attempt ends: it goes back at once, not at a's next round; b looks again a second later, not at its next.
     a.inFlight.clear();

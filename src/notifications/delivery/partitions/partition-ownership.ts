@@ -147,6 +147,12 @@ export class PartitionOwnership {
     return held !== undefined && held.until > until && !this.leaving.has(partition);
   }
 
+  /** Whether `userId`'s partition is still this instance's at `at` (its lease running then, moving away or not). */
+  holds(userId: number, at: number): boolean {
+    if (this.mode !== 'leased') return this.mode === 'all';
+    return (this.held.get(partitionOf(userId))?.until ?? Number.NEGATIVE_INFINITY) > at;
+  }
+
   /**
    * A lease that no longer outlasts an attempt (renewals failed, the process was paused, or its clock jumped): a round now,
    * not at the next interval, renews it or drops it and takes back what is free; either claims what is due then.
