@@ -3,6 +3,7 @@ import { type PartitionLease, PartitionLeases } from '../../src/notifications/de
 import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
 import { PARTITION_COUNT, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 
+const byPartition = (a: PartitionLease, b: PartitionLease): number => a.partition - b.partition;
 const byHolder = (a: AliveInstance, b: AliveInstance): number => (a.holder < b.holder ? -1 : a.holder > b.holder ? 1 : 0);
 
 /** An instance whose heartbeat ended this long ago is forgotten, as the SQL store does. */
@@ -39,18 +40,14 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   }
 
   renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {
-    for (const { partition, epoch } of held) {
-      const row = this.partitions.get(partition);
-      if (row && row.holder === holder && row.epoch === epoch && row.leaseUntil >= now) row.leaseUntil = until;
+    const renewed: PartitionLease[] = [];
+    for (const lease of held) {
+      const row = this.partitions.get(lease.partition);
+      if (row?.holder !== holder || row.epoch !== lease.epoch) continue;
+      if (row.leaseUntil >= now) row.leaseUntil = until;
+      if (row.leaseUntil === until) renewed.push(lease);
     }
-    return Promise.resolve(
-      this.heldWith(
-        holder,
-        until,
-        held.map((lease) => lease.partition),
-        (row, i) => row.epoch === held[i].epoch,
-      ),
-    );
+    return Promise.resolve(renewed.sort(byPartition));
   }
 
   take(holder: string, partitions: readonly number[], now: number, until: number): Promise<PartitionLease[]> {
@@ -104,19 +101,21 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     return row !== undefined && row.holder === holder && row.leaseUntil > leasedPast;
   }
 
-  /** Those of `partitions` (each also passing `also`) that `holder` holds until exactly `until`, as the SQL store reads them back. */
+  /** Those of `partitions` that `holder` holds until exactly `until`, as the SQL store reads them back. */
   private heldWith(
     holder: string,
     until: number,
     partitions: readonly number[],
-    also: (row: PartitionRow, index: number) => boolean = () => true,
   ): PartitionLease[] {
-    const held = new Map<number, PartitionLease>();
-    partitions.forEach((partition, index) => {
+    const held: PartitionLease[] = [];
+    const seen = new Set<number>();
+    for (const partition of partitions) {
       const row = this.partitions.get(partition);
-      if (row && row.holder === holder && row.leaseUntil === until && also(row, index))
-        held.set(partition, { partition, epoch: row.epoch });
-    });
-    return [...held.values()].sort((a, b) => a.partition - b.partition);
+      if (row && row.holder === holder && row.leaseUntil === until && !seen.has(partition)) {
+        seen.add(partition);
+        held.push({ partition, epoch: row.epoch });
+      }
+    }
+    return held.sort(byPartition);
   }
 }

@@ -16,7 +16,10 @@ export interface RestWorld extends InstanceWorld {
 }
 
 const realSetImmediate = globalThis.setImmediate;
+const realNextTick = process.nextTick;
 let pendingImmediates = 0;
+/** Whether a callback of someone else's ran on the tick queue since the latest barrier was queued. */
+let tickRan = false;
 function countedSetImmediate(run: (...args: unknown[]) => void, ...args: unknown[]): NodeJS.Immediate {
   pendingImmediates++;
   return realSetImmediate(() => {
@@ -24,28 +27,50 @@ function countedSetImmediate(run: (...args: unknown[]) => void, ...args: unknown
     run(...args);
   });
 }
+function countedNextTick(run: (...args: unknown[]) => void, ...args: unknown[]): void {
+  realNextTick(() => {
+    tickRan = true;
+    run(...args);
+  });
+}
 
 /**
- * Counts the setImmediate calls from now, so that the simulation knows when the engines are at rest (GroupCommit and
- * AfterCommit use it); returns what puts the real one back.
+ * Counts the setImmediate calls from now, and notes the process.nextTick ones, so that the simulation knows when the
+ * engines are at rest (GroupCommit and AfterCommit use setImmediate); returns what puts the real ones back.
  */
 export function countImmediates(): () => void {
   globalThis.setImmediate = countedSetImmediate as typeof setImmediate;
+  process.nextTick = countedNextTick as typeof process.nextTick;
   return () => {
     globalThis.setImmediate = realSetImmediate;
+    process.nextTick = realNextTick;
   };
 }
 
-/** Lets the engines run until nothing moves: every microtask and setImmediate chain done. */
+/**
+ * Resolves once every microtask queued so far, and every one they queue, has run: Node runs the tick queue only once
+ * the microtask queue is empty, so a tick queued now runs then, unless another tick ran first (its microtasks may still
+ * be queued behind this one): false then, and the caller looks again.
+ */
+async function microtasksDrained(): Promise<boolean> {
+  tickRan = false;
+  await new Promise<void>((resolve) => realNextTick(resolve));
+  return !tickRan;
+}
+
+/**
+ * Lets the engines run until nothing moves: every microtask, tick and setImmediate chain done. Most steps need no turn
+ * of the event loop (a tick after the microtasks is enough): the simulation runs twice as fast as with a turn per step.
+ */
 export async function settle(world: RestWorld): Promise<void> {
   for (let turn = 0; ; turn++) {
     if (turn > SETTLE_TURNS_MAX) {
       world.violate('no-livelock', 'livelock', `still busy after ${SETTLE_TURNS_MAX} turns of the event loop`);
       return;
     }
-    // Every microtask runs before this turn ends; what continues later was handed to setImmediate (counted).
-    await new Promise<void>((resolve) => realSetImmediate(resolve));
-    if (pendingImmediates === 0) return;
+    if ((await microtasksDrained()) && pendingImmediates === 0) return;
+    // What continues later was handed to setImmediate (counted): a turn of the event loop runs it.
+    if (pendingImmediates > 0) await new Promise<void>((resolve) => realSetImmediate(resolve));
   }
 }
 

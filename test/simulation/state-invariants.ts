@@ -123,8 +123,9 @@ export class StateInvariants {
     // Only the owner of the row's partition claims it (while the partitions table says its lease runs), and every
     // delivering instance sharing the partitions polls every second. What waited while no instance held the partition
     // (its owner died, paused, or lost the database) is measured from when one holds it again.
-    const owners = partitionOwners(world.partitions, now);
-    const looksFor = (instance: Instance, row: DeliveryRow) => owners.get(partitionOf(row.userId)) === instance.name;
+    let owners: Map<number, string> | null = null; // read only when a row is claimable
+    const looksFor = (instance: Instance, row: DeliveryRow) =>
+      (owners ??= partitionOwners(world.partitions, now)).get(partitionOf(row.userId)) === instance.name;
     const roomFor = (row: DeliveryRow) => deliverers.some((instance) => looksFor(instance, row) && hasRoomFor(instance, row.userId));
     // Claims take due rows in order (next attempt time, then id), each instance those of users it has room for: a row
     // waits its turn while an instance that looks for it and has room for it took rows within the bound (its drain makes
@@ -256,7 +257,7 @@ export class StateInvariants {
     const world = this.world;
     const since = now - STAND_DOWN_GRACE_MS - EGRESS_WINDOW_MS;
     if (world.database.downDuring(since, now)) return;
-    const owners = [...partitionOwners(world.partitions, now).values()];
+    let owners: string[] | null = null; // read only when an instance should have stood down
     for (const instance of deliverers) {
       if (!world.egress.isDown(instance, now) || instance.startedAt > since) continue;
       if (instance.pauses.some((pause) => pause.until >= since)) continue;
@@ -268,6 +269,7 @@ export class StateInvariants {
         )
       )
         continue;
+      owners ??= [...partitionOwners(world.partitions, now).values()];
       const owned = owners.filter((holder) => holder === instance.name).length;
       if (owned > 0)
         world.violate(

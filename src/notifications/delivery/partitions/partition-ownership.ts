@@ -135,7 +135,9 @@ export class PartitionOwnership {
   get count(): number {
     if (this.mode === 'all') return PARTITION_COUNT;
     const now = this.clock.now();
-    return [...this.held].filter(([partition, held]) => held.until > now && !this.leaving.has(partition)).length;
+    let count = 0;
+    for (const [partition, held] of this.held) if (held.until > now && !this.leaving.has(partition)) count++;
+    return count;
   }
 
   /** Whether an attempt for `userId` may run here until `until`: its partition is this instance's, its lease running past then. */
@@ -210,7 +212,8 @@ export class PartitionOwnership {
       await this.roundOnce();
     } finally {
       this.claimable = null;
-      this.earliestEnd = Math.min(...[...this.held.values()].map((held) => held.until));
+      this.earliestEnd = Number.POSITIVE_INFINITY;
+      for (const held of this.held.values()) this.earliestEnd = Math.min(this.earliestEnd, held.until);
     }
   }
 
@@ -219,7 +222,8 @@ export class PartitionOwnership {
     const until = sentAt + this.leaseMs;
     this.forgetEnded(sentAt);
     // Leases too short to start an attempt on: renewed, their partitions can be claimed again.
-    const short = [...this.held].filter(([, held]) => held.until <= sentAt + this.attemptMs).map(([partition]) => partition);
+    const short: number[] = [];
+    for (const [partition, held] of this.held) if (held.until <= sentAt + this.attemptMs) short.push(partition);
     // Standing down, it is not alive for the others (alive until now), so their rendezvous hands them its partitions.
     let alive = await this.leases.heartbeat(this.holder, sentAt, this.standingDown ? sentAt : until, this.egress.answeredAt);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
@@ -237,7 +241,8 @@ export class PartitionOwnership {
     }
     const wanted = this.wantedAmong(alive.map((instance) => instance.holder));
     await this.giveBack(wanted, sentAt);
-    const missing = [...wanted].filter((partition) => !this.held.has(partition));
+    const missing: number[] = [];
+    for (const partition of wanted) if (!this.held.has(partition)) missing.push(partition);
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
     if (
       taken.length > 0 &&
@@ -307,13 +312,17 @@ export class PartitionOwnership {
   }
 
   private keepRenewed(renewed: readonly PartitionLease[], until: number): void {
-    const kept = new Set(renewed.map((lease) => lease.partition));
-    const lost = new Set([...this.held.keys()].filter((partition) => !kept.has(partition)));
-    this.drop(lost, 'taken by another instance');
-    for (const partition of kept) {
+    let kept = 0;
+    for (const { partition } of renewed) {
       const held = this.held.get(partition);
-      if (held) held.until = until;
+      if (held) {
+        held.until = until;
+        kept++;
+      }
     }
+    if (kept === this.held.size) return;
+    const renewedPartitions = new Set(renewed.map((lease) => lease.partition));
+    this.drop(new Set([...this.held.keys()].filter((partition) => !renewedPartitions.has(partition))), 'taken by another instance');
   }
 
   /** Partitions that live instances' rendezvous now gives another: nothing new starts there; each goes back once idle here. */
@@ -387,7 +396,9 @@ export class PartitionOwnership {
   }
 
   private heldLeases(): PartitionLease[] {
-    return [...this.held].map(([partition, { epoch }]) => ({ partition, epoch }));
+    const leases: PartitionLease[] = [];
+    for (const [partition, { epoch }] of this.held) leases.push({ partition, epoch });
+    return leases;
   }
 }
 
