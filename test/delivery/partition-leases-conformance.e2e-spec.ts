@@ -196,11 +196,13 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
       state: kept,
       forgetAfter,
     });
-    await leases.keepCircuit(circuit(3, 'a.example:8443', state(5, NOW + 30_000)));
-    await leases.keepCircuit(circuit(3, 'b.example', state(2, null)));
-    await leases.keepCircuit(circuit(259, 'a.example:8443', state(5, NOW + 30_000), NOW + 1)); // user 259: partition 3 too
-    await leases.keepCircuit(circuit(4, 'a.example:8443', state(5, NOW + 30_000)));
-    await leases.keepCircuit(circuit(3, 'b.example', state(6, NOW + 60_000))); // it opened since: replaced
+    const [of3, of4] = await leases.take('a', [3, 4], NOW, NOW + LEASE_MS);
+    const keep = (kept: ReturnType<typeof circuit>) => leases.keepCircuit(kept, 'a', kept.userId % 256 === 3 ? of3 : of4);
+    await keep(circuit(3, 'a.example:8443', state(5, NOW + 30_000)));
+    await keep(circuit(3, 'b.example', state(2, null)));
+    await keep(circuit(259, 'a.example:8443', state(5, NOW + 30_000), NOW + 1)); // user 259: partition 3 too
+    await keep(circuit(4, 'a.example:8443', state(5, NOW + 30_000)));
+    await keep(circuit(3, 'b.example', state(6, NOW + 60_000))); // it opened since: replaced
     const sorted = (kept: Awaited<ReturnType<PartitionLeases['circuitsOf']>>) =>
       [...kept].sort((x, y) => x.userId - y.userId || x.host.localeCompare(y.host));
     expect(sorted(await leases.circuitsOf([3], NOW))).toEqual([
@@ -214,9 +216,29 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
       circuit(4, 'a.example:8443', state(5, NOW + 30_000)),
     ]);
     expect(await leases.circuitsOf([3], NOW)).toHaveLength(2); // the stale one was forgotten, not only left out
-    await leases.keepCircuit(circuit(3, 'a.example:8443', null)); // closed
+    await keep(circuit(3, 'a.example:8443', null)); // closed
     expect(await leases.circuitsOf([3], NOW)).toEqual([circuit(3, 'b.example', state(6, NOW + 60_000))]);
     expect(await leases.circuitsOf([5], NOW)).toEqual([]);
+  });
+
+  it("writes a circuit only while the writer holds the partition's lease it names: never over the next owner's", async () => {
+    const open = {
+      userId: 3,
+      host: 'a.example',
+      state: { failures: 3, openUntil: NOW + 30_000, coolDownMs: 30_000, lastFailureAt: NOW },
+      forgetAfter: NOW + 60_000,
+    };
+    const [ofA] = await leases.take('a', [3], NOW, NOW + LEASE_MS);
+    const [ofB] = await leases.take('b', [3], NOW + LEASE_MS + 1, NOW + 2 * LEASE_MS); // a's lease ended
+    await leases.keepCircuit(open, 'b', ofB);
+    await leases.keepCircuit({ ...open, state: { ...open.state, failures: 1, openUntil: null } }, 'a', ofA); // a's late write
+    await leases.keepCircuit({ ...open, state: null }, 'a', ofA); // and a's late close
+    await leases.keepCircuit({ ...open, host: 'b.example' }, 'a', ofA);
+    await leases.keepCircuit(open, 'b', { partition: 3, epoch: ofB.epoch - 1 }); // a lease of b's own, taken again since
+    expect(await leases.circuitsOf([3], NOW)).toEqual([open]);
+    await leases.release('b', [3]);
+    await leases.keepCircuit({ ...open, state: null }, 'b', ofB); // given back: b no longer writes either
+    expect(await leases.circuitsOf([3], NOW)).toEqual([open]);
   });
 });
 

@@ -73,11 +73,19 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     return Promise.resolve();
   }
 
-  keepCircuit(circuit: KeptCircuit): Promise<void> {
+  keepCircuit(circuit: KeptCircuit, holder: string, lease: PartitionLease): Promise<void> {
+    this.keep(circuit, holder, lease);
+    return Promise.resolve();
+  }
+
+  /** {@link keepCircuit}, answering whether it wrote: false when `holder` no longer holds `lease`. */
+  keep(circuit: KeptCircuit, holder: string, lease: PartitionLease): boolean {
+    const row = this.partitions.get(lease.partition);
+    if (row?.holder !== holder || row.epoch !== lease.epoch) return false;
     const key = `${circuit.userId} ${circuit.host}`;
     if (circuit.state) this.circuits.set(key, circuit);
     else this.circuits.delete(key);
-    return Promise.resolve();
+    return true;
   }
 
   circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
@@ -102,11 +110,7 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   }
 
   /** Those of `partitions` that `holder` holds until exactly `until`, as the SQL store reads them back. */
-  private heldWith(
-    holder: string,
-    until: number,
-    partitions: readonly number[],
-  ): PartitionLease[] {
+  private heldWith(holder: string, until: number, partitions: readonly number[]): PartitionLease[] {
     const held: PartitionLease[] = [];
     const seen = new Set<number>();
     for (const partition of partitions) {

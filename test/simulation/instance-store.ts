@@ -18,6 +18,7 @@ import type { Ownership } from '../../src/notifications/delivery/partitions/part
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
+import type { InMemoryPartitionLeases } from './in-memory-partition-leases';
 import type { SimTime } from './sim-time';
 import type { DatabaseFaults } from './database-faults';
 import { type Instance, type Origin, SECOND, type SendRecord } from './world-model';
@@ -26,7 +27,7 @@ import { type Instance, type Origin, SECOND, type SendRecord } from './world-mod
 export interface StoreWorld {
   readonly time: SimTime;
   readonly store: InMemoryOutboxStore;
-  readonly partitions: PartitionLeases;
+  readonly partitions: InMemoryPartitionLeases;
   readonly tokenOwner: Map<string, Instance>;
   activity: number;
   readonly database: DatabaseFaults;
@@ -302,16 +303,19 @@ export class InstanceStore extends OutboxStore {
       leave(holder: string): Promise<void> {
         return call(() => leases.leave(holder));
       }
-      keepCircuit(circuit: KeptCircuit): Promise<void> {
+      keepCircuit(circuit: KeptCircuit, holder: string, lease: PartitionLease): Promise<void> {
         return call(
-          () => leases.keepCircuit(circuit).then(() => world.observer.noteCircuitKept(instance, circuit, true)),
+          () => {
+            world.observer.noteCircuitKept(instance, circuit, leases.keep(circuit, holder, lease));
+            return Promise.resolve();
+          },
           (applied) => {
             if (!applied) world.observer.noteCircuitKept(instance, circuit, false);
           },
         );
       }
-      wakeUrls(now: number): Promise<ReadonlyMap<number, string>> {
-        return call(() => leases.wakeUrls(now));
+      wakeUrls(): Promise<ReadonlyMap<number, string>> {
+        return call(() => leases.wakeUrls());
       }
       circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]> {
         return call(() =>

@@ -88,6 +88,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   },
   { seed: 130686, found: 'egress-stand-down (the invariant): the same, at step 200' },
   {
+    seed: 131161,
+    found: "circuit-inherited: a process that woke past its lease handed over its stale state over the new owner's open circuit",
+  },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },
@@ -106,7 +110,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'retries-never-due': 1,
   'host-writes-before-commit': 1,
   'purges-take-pending': 1,
-  'no-pending-unique-index': 23,
+  'no-pending-unique-index': 3,
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
   'cap-raised': 1,

@@ -161,8 +161,8 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /**
    * An attempt handed out by {@link next} ended with `outcome`. `owned`: whether its partition's lease still ran as it
    * ended. When it no longer did (the process was paused, or could not renew), the partition's new owner decides from
-   * its own answers: a failure learned late counts for nothing here and nothing is kept for the next owner; an answer
-   * still closes what this instance remembers (should the partition come back, it never skips an endpoint that answered).
+   * its own answers: a failure learned late counts for nothing here; an answer still closes what this instance
+   * remembers (should the partition come back, it never skips an endpoint that answered).
    */
   finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
@@ -172,7 +172,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
     const wasOpen = endpoint.breaker.isOpen;
     const counts = owned || !isUnreachable(outcome);
     const opened = counts && endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
-    if (owned && (opened || (wasOpen && !endpoint.breaker.isOpen))) this.keepCircuit(endpoint);
+    if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
     this.settle(endpoint);
     return opened;
   }

@@ -90,17 +90,26 @@ export class PartitionLeaseRepository extends PartitionLeases {
     await this.write('DELETE FROM webhook_delivery_instances WHERE holder = ?', [holder]);
   }
 
-  async keepCircuit({ userId, host, state, forgetAfter }: KeptCircuit): Promise<void> {
-    if (!state) return this.write('DELETE FROM webhook_endpoint_circuits WHERE user_id = ? AND host = ?', [userId, host]);
+  async keepCircuit({ userId, host, state, forgetAfter }: KeptCircuit, holder: string, lease: PartitionLease): Promise<void> {
+    const owned = 'SELECT 1 FROM webhook_partitions WHERE user_partition = ? AND holder = ? AND epoch = ?';
+    const ownedBy = [lease.partition, holder, lease.epoch];
+    if (!state)
+      return this.write(`DELETE FROM webhook_endpoint_circuits WHERE user_id = ? AND host = ? AND EXISTS (${owned})`, [
+        userId,
+        host,
+        ...ownedBy,
+      ]);
     const columns = ['failures', 'open_until', 'cool_down_ms', 'last_failure_at', 'forget_after'];
     const update = this.shared
       ? columns.map((column) => `${column} = VALUES(${column})`).join(', ')
       : columns.map((column) => `${column} = excluded.${column}`).join(', ');
+    // One statement: the partition's row, read by the INSERT … SELECT, is locked against a take until it commits.
     await this.write(
-      `INSERT INTO webhook_endpoint_circuits (user_id, host, user_partition, ${columns.join(', ')}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${
-        this.shared ? 'ON DUPLICATE KEY UPDATE' : 'ON CONFLICT (user_id, host) DO UPDATE SET'
-      } ${update}`,
-      [userId, host, partitionOf(userId), state.failures, state.openUntil, state.coolDownMs, state.lastFailureAt, forgetAfter],
+      `INSERT INTO webhook_endpoint_circuits (user_id, host, user_partition, ${columns.join(', ')}) ` +
+        `SELECT ?, ?, ?, ?, ?, ?, ?, ? FROM webhook_partitions WHERE user_partition = ? AND holder = ? AND epoch = ? ${
+          this.shared ? 'ON DUPLICATE KEY UPDATE' : 'ON CONFLICT (user_id, host) DO UPDATE SET'
+        } ${update}`,
+      [userId, host, partitionOf(userId), state.failures, state.openUntil, state.coolDownMs, state.lastFailureAt, forgetAfter, ...ownedBy],
     );
   }
 

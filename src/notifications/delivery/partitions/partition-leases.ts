@@ -47,8 +47,10 @@ export abstract class PartitionLeases {
   /**
    * Keeps an endpoint's circuit (`state` null: forgets it) for the next owner of its user's partition. Written as a
    * circuit opens, opens again or closes, and as a partition moves away while an endpoint still fails: never per attempt.
+   * Only its partition's owner writes: the write changes nothing unless `holder` still holds `lease` (same epoch), so
+   * one that lands after another instance took the partition never replaces what that owner kept.
    */
-  abstract keepCircuit(circuit: KeptCircuit): Promise<void>;
+  abstract keepCircuit(circuit: KeptCircuit, holder: string, lease: PartitionLease): Promise<void>;
 
   /** The circuits kept for the users of `partitions` that still matter at `now`; those that no longer do are forgotten. */
   abstract circuitsOf(partitions: readonly number[], now: number): Promise<KeptCircuit[]>;

@@ -142,7 +142,9 @@ describe('PartitionOwnership', () => {
 
   it('hands the circuits kept for the partitions it takes to the engine before they are its own; a failed read takes them again', async () => {
     const open = { failures: 5, openUntil: clock.now() + 30_000, coolDownMs: 30_000, lastFailureAt: clock.now() };
-    await leases.keepCircuit({ userId: 7, host: 'dead.example', state: open, forgetAfter: clock.now() + 600_000 });
+    const [previous] = await leases.take('z', [partitionOf(7)], clock.now(), clock.now() + 1); // the partition's last owner
+    await leases.keepCircuit({ userId: 7, host: 'dead.example', state: open, forgetAfter: clock.now() + 600_000 }, 'z', previous);
+    await leases.release('z', [partitionOf(7)]);
     const heard: { circuits: number; owned: boolean }[] = [];
     const ownership = new PartitionOwnership(leases, clock, settings, 'a');
     const circuitsOf = leases.circuitsOf.bind(leases);
@@ -162,6 +164,26 @@ describe('PartitionOwnership', () => {
     await ownership.cycle();
     expect(heard).toEqual([{ circuits: 1, owned: false }]);
     expect(ownership.count).toBe(PARTITION_COUNT);
+  });
+
+  it("keeps a circuit only while it holds the user's partition, never over what the partition's new owner kept", async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    const circuit = (userId: number, failures: number, openUntil: number | null) => ({
+      userId,
+      host: 'dead.example',
+      state: { failures, openUntil, coolDownMs: 30_000, lastFailureAt: clock.now() },
+      forgetAfter: clock.now() + 600_000,
+    });
+    // b's clock runs ahead: it finds a's lease on user 7's partition ended, takes it, and opens the endpoint's circuit.
+    const [taken] = await leases.take('b', [partitionOf(7)], clock.now() + LEASE_MS + 1, clock.now() + 2 * LEASE_MS);
+    const opened = circuit(7, 3, clock.now() + 30_000);
+    await leases.keepCircuit(opened, 'b', taken);
+    a.ownership.keepCircuit(circuit(7, 1, null)); // a still believes it holds the partition: its write changes nothing
+    clock.current += LEASE_MS; // a's leases ended on its own clock too (a pause): it writes nothing, taken or not
+    a.ownership.keepCircuit(circuit(8, 3, clock.now() + 30_000));
+    await a.ownership.stop(true); // its writes are over
+    expect(await leases.circuitsOf([partitionOf(7), partitionOf(8)], clock.now())).toEqual([opened]);
   });
 
   it('answers what a claim may take even when the look drops a lease that ended (the clock jumped past it)', async () => {

@@ -267,13 +267,16 @@ export class PartitionOwnership {
 
   /**
    * Keeps an endpoint's circuit for the next owner of its user's partition (see {@link PartitionLeases.keepCircuit}): only
-   * where partitions move (MySQL/MariaDB); in order, after the writes before it. A failed write is logged and dropped:
-   * the next owner then counts that endpoint's failures afresh.
+   * where partitions move (MySQL/MariaDB), and only while this instance holds the partition (seed 131161: a process that
+   * woke past its lease handed over a stale state over the new owner's open circuit); in order, after the writes before
+   * it. A failed write is logged and dropped: the next owner then counts that endpoint's failures afresh.
    */
   keepCircuit(circuit: KeptCircuit): void {
-    if (this.mode !== 'leased') return;
+    if (this.mode !== 'leased' || !this.holds(circuit.userId, this.clock.now())) return; // the partition's owner keeps it
+    const partition = partitionOf(circuit.userId);
+    const lease = { partition, epoch: this.held.get(partition)!.epoch };
     this.keeping = this.keeping.then(() =>
-      this.leases.keepCircuit(circuit).then(
+      this.leases.keepCircuit(circuit, this.holder, lease).then(
         () => {
           this.keepingFails = false;
         },
