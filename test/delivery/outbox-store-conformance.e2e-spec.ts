@@ -14,6 +14,10 @@ import type {
   OutboxStore,
   Placement,
 } from '../../src/notifications/delivery/engine/outbox-store';
+import type { QueueDepthReader } from '../../src/notifications/metrics/queue-depth';
+import { QueueDepthRepository } from '../../src/notifications/metrics/queue-depth.repository';
+import type { DeliveryPurge } from '../../src/notifications/retention/delivery-purge';
+import { DeliveryPurgeRepository } from '../../src/notifications/retention/delivery-purge.repository';
 import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
 import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
 import type { PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
@@ -38,6 +42,9 @@ interface DeliveryView {
 /** One store under test, with what the cases need besides the OutboxStore contract: host transactions and a look at the rows. */
 interface Harness {
   readonly store: OutboxStore;
+  /** Retention's deletes and the metrics' count, on the same rows. */
+  readonly purge: DeliveryPurge;
+  readonly depth: QueueDepthReader;
   /** The partitions table the store's claims by owner look at. */
   readonly leases: PartitionLeases;
   /** Runs `write` inside a host transaction, then commits it (or rolls it back). */
@@ -66,6 +73,8 @@ const memory = {
     const store = new InMemoryOutboxStore();
     return {
       store,
+      purge: store,
+      depth: store,
       leases: store.leases,
       async within(write, outcome) {
         const transaction = new SimTransaction('host');
@@ -109,6 +118,8 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
     const nullable = (value: unknown) => (value === null ? null : Number(value));
     return {
       store: new DeliveryOutboxRepository(dataSource, { claimMode }),
+      purge: new DeliveryPurgeRepository(dataSource),
+      depth: new QueueDepthRepository(dataSource),
       leases: new PartitionLeaseRepository(dataSource),
       async within(write, outcome) {
         await dataSource
@@ -651,7 +662,7 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     const window = { userId: 1, since: NOW - 1_000, until: NOW + 60_000 };
     expect(await store.recoverFailed(window, 100, () => 'due', leaseAt(NOW + 30))).toBe(0);
 
-    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toMatchObject({ deliveries: 1, events: 0 });
+    expect(await harness.purge.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toMatchObject({ deliveries: 1, events: 0 });
     expect(await store.recoverFailed(window, 100, () => 'due', leaseAt(NOW + 40))).toBe(0);
   });
 
@@ -661,18 +672,22 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     await store.enqueueAgain(kept, 'due', leaseAt(NOW + 1));
     await finished(1, DeliveryStatus.FAILED, NOW);
     await finished(1, DeliveryStatus.DELIVERED, NOW + 10_000); // after the cut-off
-    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 1)).toMatchObject({ matched: 1, deliveries: 1, attempts: 1 });
-    const rest = await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10);
+    expect(await harness.purge.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 1)).toMatchObject({
+      matched: 1,
+      deliveries: 1,
+      attempts: 1,
+    });
+    const rest = await harness.purge.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10);
     expect(rest).toMatchObject({ matched: 1, deliveries: 1, attempts: 1 });
     expect(await harness.eventExists(gone.id)).toBe(false);
     expect(await harness.eventExists(kept.id)).toBe(true);
-    expect(await store.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toEqual({
+    expect(await harness.purge.purgeBatch(DeliveryStatus.DELIVERED, NOW + 5_000, 10)).toEqual({
       matched: 0,
       deliveries: 0,
       attempts: 0,
       events: 0,
     });
-    expect(await store.queueDepth(NOW + 5_000, 100)).toEqual({ due: 1, inFlight: 0, failed: 1 });
+    expect(await harness.depth.queueDepth(NOW + 5_000, 100)).toEqual({ due: 1, inFlight: 0, failed: 1 });
   });
 
   it("writes every new delivery in its user's partition: enqueued, within a host transaction, again, recovered", async () => {
@@ -752,8 +767,8 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
     await enqueue([[event(1), 'lease']], leaseAt(NOW, 1_000));
     await enqueue([[event(2), parkedUntil(NOW + 60_000)]]);
     await finished(3, DeliveryStatus.FAILED);
-    expect(await store.queueDepth(NOW, 100)).toEqual({ due: 3, inFlight: 1, failed: 1 });
-    expect(await store.queueDepth(NOW, 2)).toEqual({ due: 2, inFlight: 1, failed: 1 });
-    expect(await store.queueDepth(NOW + 1_001, 100)).toEqual({ due: 4, inFlight: 0, failed: 1 }); // the lease expired
+    expect(await harness.depth.queueDepth(NOW, 100)).toEqual({ due: 3, inFlight: 1, failed: 1 });
+    expect(await harness.depth.queueDepth(NOW, 2)).toEqual({ due: 2, inFlight: 1, failed: 1 });
+    expect(await harness.depth.queueDepth(NOW + 1_001, 100)).toEqual({ due: 4, inFlight: 0, failed: 1 }); // the lease expired
   });
 });

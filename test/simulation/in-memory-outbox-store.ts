@@ -9,14 +9,14 @@ import {
   type NewEvent,
   OutboxStore,
   type Placement,
-  type PurgedBatch,
-  type QueueDepth,
   type RecoveryWindow,
 } from '../../src/notifications/delivery/engine/outbox-store';
 import { type Ownership, partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { TraceContext } from '../../src/notifications/delivery/trace-context/trace-context';
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
+import type { QueueDepth, QueueDepthReader } from '../../src/notifications/metrics/queue-depth';
+import type { DeliveryPurge, PurgedBatch } from '../../src/notifications/retention/delivery-purge';
 import { InMemoryPartitionLeases } from './in-memory-partition-leases';
 
 export interface EventRow {
@@ -120,7 +120,7 @@ export interface OpenClaim {
  * Every call is atomic: nothing else runs in between, but for a claim opened with {@link InMemoryOutboxStore.openClaim},
  * whose locked rows other claims skip until it commits (MySQL's SKIP LOCKED).
  */
-export class InMemoryOutboxStore extends OutboxStore {
+export class InMemoryOutboxStore extends OutboxStore implements DeliveryPurge, QueueDepthReader {
   readonly events = new Map<string, EventRow>();
   readonly deliveries = new Map<number, DeliveryRow>();
   readonly attempts: AttemptRow[] = [];

@@ -9,13 +9,12 @@ import {
   type NewEvent,
   OutboxStore,
   type Placement,
-  type PurgedBatch,
-  type QueueDepth,
   type RecoveryWindow,
 } from '../../src/notifications/delivery/engine/outbox-store';
 import { type PartitionLease, PartitionLeases } from '../../src/notifications/delivery/partitions/partition-leases';
 import type { Ownership } from '../../src/notifications/delivery/partitions/partitions';
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
+import { DeliveryPurge, type PurgedBatch } from '../../src/notifications/retention/delivery-purge';
 import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
 import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
 import type { InMemoryPartitionLeases } from './in-memory-partition-leases';
@@ -262,17 +261,20 @@ export class InstanceStore extends OutboxStore {
     );
   }
 
-  queueDepth(now: number, cap: number): Promise<QueueDepth> {
-    return this.call(false, () => this.world.store.queueDepth(now, cap));
-  }
-
-  purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
-    return this.call(true, async () => {
-      const events = new Set(this.world.store.events.keys());
-      const batch = await this.world.store.purgeBatch(status, before, limit);
-      this.world.observer.notePurged([...events].filter((id) => !this.world.store.events.has(id)));
-      return batch;
-    });
+  /** Retention's deletes as this instance makes them: as slow, stalled or failing as the database's faults say. */
+  purge(): DeliveryPurge {
+    const call = <T>(op: () => Promise<T>) => this.call(true, op);
+    const world = this.world;
+    return new (class extends DeliveryPurge {
+      purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
+        return call(async () => {
+          const events = new Set(world.store.events.keys());
+          const batch = await world.store.purgeBatch(status, before, limit);
+          world.observer.notePurged([...events].filter((id) => !world.store.events.has(id)));
+          return batch;
+        });
+      }
+    })();
   }
 
   /** The partitions table as this instance sees it: every call as slow, stalled or failing as the database's faults say. */

@@ -107,7 +107,7 @@ export class RandomSteps {
         const instance = r.pick(alive);
         const status = r.pick([DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const);
         world.trace(`purge ${status} on ${instance.name}`);
-        void instance.engine.purge(status, instance.clock.now() - RETENTION_MS[status], 20).then(
+        void instance.purge.purgeBatch(status, instance.clock.now() - RETENTION_MS[status], 20).then(
           (batch) => batch.deliveries > 0 && world.trace(`  purged ${batch.deliveries} ${status}, ${batch.events} events`),
           (error: Error) => world.trace(`  purge failed: ${error.message}`),
         );

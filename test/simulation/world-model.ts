@@ -7,6 +7,7 @@ import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-eng
 import type { ProcessRole } from '../../src/notifications/process-role';
 import type { ClaimedDelivery } from '../../src/notifications/delivery/engine/outbox-store';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
+import type { DeliveryPurge } from '../../src/notifications/retention/delivery-purge';
 import { DeliveryScheduler } from '../../src/notifications/scheduler/delivery-scheduler.service';
 import { SimTransaction } from './in-memory-outbox-store';
 import { SimClock } from './sim-time';
@@ -108,6 +109,8 @@ export interface Instance {
   readonly clock: SimClock;
   readonly engine: OutboxEngine;
   readonly scheduler: DeliveryScheduler;
+  /** Retention's deletes, through this instance's view of the database. */
+  readonly purge: DeliveryPurge;
   readonly settings: DeliverySettings;
   alive: boolean;
   /** When it started (global time). */

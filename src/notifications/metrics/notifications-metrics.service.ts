@@ -9,6 +9,7 @@ import { PARTITION_COUNT } from '../delivery/partitions/partitions';
 import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
 import { NOTIFICATIONS_OPTIONS } from '../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../notifications-options.interface';
+import { QueueDepthReader } from './queue-depth';
 
 const FINAL_STATES = [DeliveryStatus.DELIVERED, DeliveryStatus.FAILED, DeliveryStatus.CANCELLED] as const;
 const QUEUE_STATES = ['due', 'in_flight', 'failed'] as const;
@@ -60,8 +61,9 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   constructor(
     @Inject(NOTIFICATIONS_OPTIONS) options: NotificationsModuleOptions,
     events: DeliveryEvents,
-    private readonly engine: OutboxEngine,
+    engine: OutboxEngine,
     private readonly clock: Clock,
+    private readonly queue: QueueDepthReader,
   ) {
     this.registry = options.metricsRegistry ?? new Registry();
     const registers = [this.registry];
@@ -196,7 +198,7 @@ export class NotificationsMetrics implements OnApplicationShutdown {
   private async countQueueDepth(startedAt: number): Promise<QueueDepthValues | null> {
     let values: QueueDepthValues | null = null;
     try {
-      const depth = await this.engine.queueDepth(QUEUE_DEPTH_CAP);
+      const depth = await this.queue.queueDepth(this.clock.now(), QUEUE_DEPTH_CAP);
       values = { due: depth.due, in_flight: depth.inFlight, failed: depth.failed };
     } catch (error) {
       this.logger.warn(`Queue depth not counted: ${(error as Error).message}`);

@@ -2,9 +2,9 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../clock/clock';
 import { DeliveryStatus } from '../delivery/entities/webhook-delivery.entity';
-import { OutboxEngine } from '../delivery/engine/outbox-engine.service';
 import { IdempotencyKeyRepository } from '../delivery/publishing/idempotency/idempotency-key.repository';
 import { IDEMPOTENCY_WINDOW_MS } from '../delivery/publishing/idempotency/idempotency-window';
+import { DeliveryPurge } from './delivery-purge';
 import { RETENTION_SETTINGS, type RetentionSettings } from './retention-settings';
 
 /** What one purge deleted. */
@@ -33,7 +33,7 @@ export class RetentionService {
   private running: Promise<RetentionReport> | null = null;
 
   constructor(
-    private readonly deliveries: OutboxEngine,
+    private readonly deliveries: DeliveryPurge,
     private readonly clock: Clock,
     @Inject(RETENTION_SETTINGS) private readonly settings: RetentionSettings,
     private readonly keys: IdempotencyKeyRepository,
@@ -88,7 +88,7 @@ export class RetentionService {
   private async purgeStatus(status: DeliveryStatus, before: number): Promise<{ deliveries: number; attempts: number; events: number }> {
     const total = { deliveries: 0, attempts: 0, events: 0 };
     for (;;) {
-      const batch = await this.deliveries.purge(status, before, this.settings.batchSize);
+      const batch = await this.deliveries.purgeBatch(status, before, this.settings.batchSize);
       total.deliveries += batch.deliveries;
       total.attempts += batch.attempts;
       total.events += batch.events;

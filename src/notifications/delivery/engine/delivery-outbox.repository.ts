@@ -5,25 +5,14 @@ import type { EventType } from '../../catalog/event-catalog';
 import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/database-errors';
 import { isMySql } from '../../common/database/is-mysql';
 import { affectedRowsOf } from './affected-rows';
+import { dueDeliveries } from './due-deliveries';
 import { shortTransaction } from '../../common/database/short-transaction';
 import { DeliveryStatus, WebhookDelivery } from '../entities/webhook-delivery.entity';
-import { WebhookDeliveryAttempt } from '../entities/webhook-delivery-attempt.entity';
 import { WebhookEvent } from '../entities/webhook-event.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
 import { storedTraceContext } from '../trace-context/stored-trace-context';
 import { type ClaimMode, claimModeFor, distributedServerOf } from './claim-mode';
-import type {
-  Claimed,
-  ClaimFairness,
-  ClaimedDelivery,
-  Lease,
-  NewEvent,
-  OutboxStore,
-  Placement,
-  PurgedBatch,
-  QueueDepth,
-  RecoveryWindow,
-} from './outbox-store';
+import type { Claimed, ClaimFairness, ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement, RecoveryWindow } from './outbox-store';
 import type { Ownership } from '../partitions/partitions';
 import {
   INSERT_CHUNK,
@@ -384,79 +373,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   }
 
   /**
-   * Counts the queue in one statement of three capped subqueries, each an index range scan: due (the claim's own
-   * condition) on `(status, next_attempt_at)`, in flight on `locked_by`, failed on the `status` prefix. The caps bound
-   * the work a scrape can cause however large the backlog grows.
-   */
-  async queueDepth(now: number, cap: number): Promise<QueueDepth> {
-    const capped = (query: SelectQueryBuilder<WebhookDelivery>, alias: string) => {
-      const [sql, params] = query.select('1', 'one').limit(cap).getQueryAndParameters();
-      return { sql: `(SELECT COUNT(*) FROM (${sql}) ${alias})`, params };
-    };
-    const manager = this.dataSource.manager;
-    const due = capped(this.due(manager, now), 'due_rows');
-    const inFlight = capped(
-      manager
-        .createQueryBuilder(WebhookDelivery, 'd')
-        .where('d.lockedBy IS NOT NULL AND d.lockedUntil >= :now AND d.status = :pending', { now, pending: DeliveryStatus.PENDING }),
-      'leased_rows',
-    );
-    const failed = capped(
-      manager.createQueryBuilder(WebhookDelivery, 'd').where('d.status = :failed', { failed: DeliveryStatus.FAILED }),
-      'failed_rows',
-    );
-    const [row] = await this.dataSource.query<{ due: number | string; inFlight: number | string; failed: number | string }[]>(
-      `SELECT ${due.sql} AS due, ${inFlight.sql} AS inFlight, ${failed.sql} AS failed`,
-      [...due.params, ...inFlight.params, ...failed.params],
-    );
-    return { due: Number(row.due), inFlight: Number(row.inFlight), failed: Number(row.failed) };
-  }
-
-  /**
-   * Deletes up to `limit` deliveries in `status` last updated before `before` (epoch ms), their attempts, and their
-   * events once no delivery refers to them (a redelivery keeps its event), in one short transaction. Finished
-   * deliveries never change again, so instances purging at the same time only delete the same rows twice.
-   */
-  purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
-    return shortTransaction(this.dataSource, async (manager) => {
-      const rows = await manager
-        .createQueryBuilder(WebhookDelivery, 'd')
-        .select('d.id', 'id')
-        .addSelect('d.eventId', 'eventId')
-        .where('d.status = :status', { status })
-        .andWhere('d.updatedAt < :before', { before })
-        .limit(limit)
-        .getRawMany<{ id: number | string; eventId: string }>();
-      if (rows.length === 0) return { matched: 0, deliveries: 0, attempts: 0, events: 0 };
-      const ids = rows.map((row) => Number(row.id));
-      const eventIds = [...new Set(rows.map((row) => row.eventId))];
-      // Older deliveries of these events may stay (FAILED ones are kept longer): recover must know they were delivered.
-      if (status === DeliveryStatus.DELIVERED)
-        await manager
-          .createQueryBuilder()
-          .update(WebhookEvent)
-          .set({ wasDelivered: true })
-          .where('id IN (:...eventIds)', { eventIds })
-          .execute();
-      const attempts = await manager
-        .createQueryBuilder()
-        .delete()
-        .from(WebhookDeliveryAttempt)
-        .where('delivery_id IN (:...ids)', { ids })
-        .execute();
-      const deliveries = await manager.createQueryBuilder().delete().from(WebhookDelivery).where('id IN (:...ids)', { ids }).execute();
-      const events = await manager
-        .createQueryBuilder()
-        .delete()
-        .from(WebhookEvent)
-        .where('id IN (:...eventIds)', { eventIds })
-        .andWhere('NOT EXISTS (SELECT 1 FROM webhook_deliveries remaining WHERE remaining.event_id = webhook_events.id)')
-        .execute();
-      return { matched: rows.length, deliveries: deliveries.affected ?? 0, attempts: attempts.affected ?? 0, events: events.affected ?? 0 };
-    });
-  }
-
-  /**
    * A write outside any transaction of ours. On MySQL/MariaDB it autocommits on a pooled connection; on SQLite it takes
    * its turn among the transactions (the one connection may be inside a host's, whose rollback would undo it).
    */
@@ -500,7 +416,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * skip them and find nothing. The claim's UPDATE checks it ({@link claimDue}); {@link anyDue} only looks.
    */
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
-    const due = this.due(manager, now).andWhere(IN_TURN);
+    const due = dueDeliveries(manager, now).andWhere(IN_TURN);
     if (owned === 'all') return due;
     // No partition: a condition no row meets (an empty IN list is not SQL).
     if (owned.partitions.length === 0) return due.andWhere('1 = 0');
@@ -508,14 +424,6 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     // named, never a row another instance's claim is locking (SKIP LOCKED would skip it, and the claim end early).
     if (isMySql(this.dataSource)) due.useIndex(DUE_BY_PARTITION);
     return due.andWhere('d.partition IN (:...partitions)', { partitions: owned.partitions });
-  }
-
-  private due(manager: EntityManager, now: number): SelectQueryBuilder<WebhookDelivery> {
-    return manager
-      .createQueryBuilder(WebhookDelivery, 'd')
-      .where('d.status = :pending', { pending: DeliveryStatus.PENDING })
-      .andWhere('d.nextAttemptAt <= :now', { now })
-      .andWhere(new Brackets((free) => free.where('d.lockedUntil IS NULL').orWhere('d.lockedUntil < :now', { now })));
   }
 
   /** The deliveries leased with `lease` (just now), with their bodies. Plain SQL: on the hot path of every claim. */

@@ -18,22 +18,13 @@ import { OwnerWakeUps } from '../partitions/owner-wake-ups';
 import { PartitionOwnership } from '../partitions/partition-ownership';
 import { partitionOf } from '../partitions/partitions';
 import { DeliveryTracing } from '../trace-context/delivery-tracing';
-import type { DeliveryStatus } from '../entities/webhook-delivery.entity';
 import type { WebhookEvent } from '../entities/webhook-event.entity';
 import { AfterCommit } from './after-commit.subscriber';
 import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';
 import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity } from './instance-capacity';
-import {
-  type Lease,
-  type NewEvent,
-  OutboxStore,
-  type Placement,
-  type PurgedBatch,
-  type QueueDepth,
-  type RecoveryWindow,
-} from './outbox-store';
+import { type Lease, type NewEvent, OutboxStore, type Placement, type RecoveryWindow } from './outbox-store';
 import { RECOVER_LIMIT, RecoveryPacer } from './recovery-pacer';
 import { WakeUps } from './wake-ups';
 
@@ -261,14 +252,6 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       if (this.work.running === 0 && this.queues.held > 0) this.runner.pump();
       if (this.work.running === 0) return;
     }
-  }
-
-  queueDepth(cap: number): Promise<QueueDepth> {
-    return this.outbox.queueDepth(this.clock.now(), cap);
-  }
-
-  purge(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch> {
-    return this.outbox.purgeBatch(status, before, limit);
   }
 
   /** Endpoints whose circuit is open (or probing) in this instance. */

@@ -55,21 +55,6 @@ export interface Claimed {
 }
 
 /** Deliveries waiting for a worker, held by one, and given up on. */
-export interface QueueDepth {
-  readonly due: number;
-  readonly inFlight: number;
-  readonly failed: number;
-}
-
-/** What one purge batch deleted. */
-export interface PurgedBatch {
-  /** Deliveries the batch selected (fewer than the limit: nothing more to delete). */
-  readonly matched: number;
-  readonly deliveries: number;
-  readonly attempts: number;
-  readonly events: number;
-}
-
 export interface Lease {
   readonly token: string;
   readonly now: number;
@@ -153,13 +138,4 @@ export abstract class OutboxStore {
 
   /** Ends a delivery CANCELLED if its lease is still held with the claim's token; whether it did. */
   abstract cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean>;
-
-  /** Counts due, leased (unexpired) and FAILED deliveries, each capped at `cap`. */
-  abstract queueDepth(now: number, cap: number): Promise<QueueDepth>;
-
-  /**
-   * Deletes up to `limit` deliveries in `status` last updated before `before`, their attempts, and their events once no
-   * delivery refers to them; an event that keeps older deliveries remembers that one was DELIVERED.
-   */
-  abstract purgeBatch(status: DeliveryStatus, before: number, limit: number): Promise<PurgedBatch>;
 }
