@@ -237,11 +237,12 @@ export class InMemoryOutboxStore extends OutboxStore implements DeliveryPurge, Q
   }
 
   /**
-   * A claim in two steps, as the SQL store's transaction runs it: its locking read (`FOR UPDATE SKIP LOCKED`) now, its
-   * UPDATE and COMMIT when {@link OpenClaim.commit} is called. Until then the rows it read stay locked: another claim
-   * skips them (it neither takes them nor counts them: it may report `exhausted` while they wait). The read scans the
-   * partitions `owned` names, as memory says; the UPDATE leases only rows still due and free whose partition the table
-   * says the holder holds. A claim that leases nothing is `exhausted`: claiming again at once would find the same.
+   * A claim in two steps, as the SQL store's transaction runs it: its read of due rows and its lock of those it chose
+   * (`FOR UPDATE SKIP LOCKED`, by id) now, its UPDATE and COMMIT when {@link OpenClaim.commit} is called. Until then the
+   * rows it chose stay locked: another claim may choose them too, but leaves them (it may report `exhausted` while they
+   * wait); what it only read is not locked. The read scans the partitions `owned` names, as memory says; the UPDATE leases
+   * only rows still due and free whose partition the table says the holder holds. A claim that leases nothing is
+   * `exhausted`: claiming again at once would find the same.
    */
   openClaim(
     limit: number,
@@ -259,23 +260,23 @@ export class InMemoryOutboxStore extends OutboxStore implements DeliveryPurge, Q
           isDue(row, lease.now) &&
           this.inTurn(row, firstPending) &&
           (owned === 'all' || owned.partitions.includes(row.partition)) &&
-          !excluded.includes(row.userId) &&
-          (this.rowLocks.get(row.id) ?? locks) === locks,
+          !excluded.includes(row.userId),
       )
       .sort(claimOrder)
       .slice(0, scanLimit);
-    for (const row of rows) this.rowLocks.set(row.id, locks);
     const taken = new Map<number, number>();
-    const ids: number[] = [];
+    const chosen: number[] = [];
     for (const row of rows) {
       const count = taken.get(row.userId) ?? 0;
       if (count >= fairness.perUser - (fairness.heldByUser.get(row.userId) ?? 0)) continue;
       taken.set(row.userId, count + 1);
-      ids.push(row.id);
-      if (ids.length === limit) break;
+      chosen.push(row.id);
+      if (chosen.length === limit) break;
     }
+    const ids = chosen.filter((id) => !this.rowLocks.has(id));
+    for (const id of ids) this.rowLocks.set(id, locks);
     const unlock = () => {
-      for (const row of rows) if (this.rowLocks.get(row.id) === locks) this.rowLocks.delete(row.id);
+      for (const id of ids) if (this.rowLocks.get(id) === locks) this.rowLocks.delete(id);
     };
     return {
       commit: () => {
@@ -287,7 +288,7 @@ export class InMemoryOutboxStore extends OutboxStore implements DeliveryPurge, Q
           row.lockedBy = lease.token;
           row.lockedUntil = lease.until;
         }
-        const exhausted = leased.length === 0 || (rows.length < scanLimit && ids.length === rows.length);
+        const exhausted = leased.length === 0 || (rows.length < scanLimit && chosen.length === rows.length);
         return { claims: leased.length === 0 ? [] : this.claimedBy(lease), exhausted, excluded };
       },
       rollBack: unlock,

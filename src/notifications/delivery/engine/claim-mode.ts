@@ -1,6 +1,7 @@
 /**
- * How the claim keeps two instances off one delivery on MySQL-compatible servers. `skip-locked` (the default):
- * `SELECT … FOR UPDATE SKIP LOCKED` picks rows no other claim holds, then the conditional UPDATE of the lease takes them.
+ * How the claim keeps two instances off one delivery on MySQL-compatible servers. `skip-locked` (the default): a plain
+ * SELECT picks the rows, `SELECT … FOR UPDATE SKIP LOCKED` by id keeps those no other claim holds, then the conditional
+ * UPDATE of the lease takes them.
  * `conditional-update`: a plain SELECT, then the same conditional UPDATE (`locked_until` free or past), which alone
  * decides: two claims that pick the same rows wait on each other's row locks and the second takes none of them. Slower
  * when instances contend, but safe on servers whose SKIP LOCKED does not lock or is refused.

@@ -268,11 +268,11 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
         .addOrderBy('d.id', 'ASC') // the in-memory model's order: a tie never reorders between claims
         .limit(scanLimit);
       if (excluded.length > 0) candidates.andWhere('d.userId NOT IN (:...excluded)', { excluded });
-      if (isMySql(this.dataSource) && this.claimMode === 'skip-locked') candidates.setLock('pessimistic_write').setOnLocked('skip_locked');
       const rows = await candidates.getRawMany<{ id: number | string; userId: number | string }>();
-      const ids = fairShare(rows, limit, (userId) => fairness.perUser - (fairness.heldByUser.get(userId) ?? 0));
+      const chosen = fairShare(rows, limit, (userId) => fairness.perUser - (fairness.heldByUser.get(userId) ?? 0));
       // Rows left for a later claim: scanned to the limit, or passed over because their user had their share.
-      exhausted = rows.length < scanLimit && ids.length === rows.length;
+      exhausted = rows.length < scanLimit && chosen.length === rows.length;
+      const ids = isMySql(this.dataSource) && this.claimMode === 'skip-locked' ? await lockFree(manager, chosen) : chosen;
       if (ids.length === 0) return 0;
       const update = manager
         .createQueryBuilder()
@@ -477,6 +477,24 @@ const IN_TURN =
  */
 const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
 const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
+
+/**
+ * Of the deliveries `ids`, those no other transaction holds, locked until this one ends (`FOR UPDATE SKIP LOCKED`, by
+ * primary key). The claim's scan itself does not lock: a locking range scan also locks the first row past its range
+ * (InnoDB, at READ COMMITTED too), which is another partition's, and its owner's claim would skip it and report nothing
+ * due (seen as a wake-up that claimed nothing, the delivery waiting for the owner's next poll).
+ */
+async function lockFree(manager: EntityManager, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await manager
+    .createQueryBuilder(WebhookDelivery, 'd')
+    .select('d.id', 'id')
+    .where('d.id IN (:...ids)', { ids })
+    .setLock('pessimistic_write')
+    .setOnLocked('skip_locked')
+    .getRawMany<{ id: number | string }>();
+  return rows.map((row) => Number(row.id));
+}
 
 /** The ids of these claims grouped by lease token, in chunks a statement can take. */
 function byToken(claims: readonly ClaimedDelivery[]): [string, number[]][] {
