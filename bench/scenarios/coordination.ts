@@ -8,6 +8,7 @@ import { metricTotal } from '../lib/metrics';
 import { databaseServerPids } from '../lib/cpu';
 import { type IpcService, startIpcService } from '../lib/services';
 import type { Target } from '../lib/report';
+import { partitionsSettled } from '../lib/partitions-settled';
 import { benchEvents, enableWebhooks, publishViaIpc } from '../lib/workload';
 
 /** The tables of the coordination between instances. */
@@ -70,6 +71,8 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
       );
     await context.receiver.call('setSecrets', await enableWebhooks(services[0].base, users, context.bases));
     await context.receiver.call('reset');
+    // The split measured, not the hand-over: a fast run would end within the first instance's minimum hold.
+    if (processes > 1) await partitionsSettled(services.map((service) => service.base));
     const events = benchEvents(0, count, users);
     for (const service of services) await service.ipc.call('queryCounts', true);
     const attemptsBefore = await Promise.all(services.map((service) => metricTotal(service.base, 'webhook_attempts_total')));
