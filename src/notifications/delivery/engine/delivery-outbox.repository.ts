@@ -34,8 +34,8 @@ const LEASE_LOST = new Error('a lease was lost');
 /**
  * The outbox: events, their deliveries and attempts, as the engine's {@link OutboxStore}. The only place that writes
  * them and knows the claim SQL: a lease (`locked_by`, `locked_until`) taken with a conditional UPDATE, after a
- * `SELECT … FOR UPDATE SKIP LOCKED` on MySQL/MariaDB so instances do not contend for the same rows (or a plain SELECT
- * in the `conditional-update` {@link ClaimMode}, for TiDB and Vitess). The delivery log
+ * plain read of due rows and, on MySQL/MariaDB, `SELECT … FOR UPDATE SKIP LOCKED` by id of those chosen, so instances
+ * do not contend for the same rows (the read alone in the `conditional-update` {@link ClaimMode}, for TiDB and Vitess). The delivery log
  * reads the same tables through `DeliveryLogRepository`.
  */
 @Injectable()
@@ -411,17 +411,15 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   }
 
   /**
-   * The due free deliveries of the partitions `owned` names. The partitions table is not read here: in the claim's
-   * locking read (FOR UPDATE SKIP LOCKED) it would lock the partitions' rows it scans, and another instance's claim would
-   * skip them and find nothing. The claim's UPDATE checks it ({@link claimDue}); {@link anyDue} only looks.
+   * The due free deliveries of the partitions `owned` names, as memory says. The claim's UPDATE checks the partitions
+   * table agrees ({@link claimDue}); {@link anyDue} only looks.
    */
   private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
     const due = dueDeliveries(manager, now).andWhere(IN_TURN);
     if (owned === 'all') return due;
     // No partition: a condition no row meets (an empty IN list is not SQL).
     if (owned.partitions.length === 0) return due.andWhere('1 = 0');
-    // Through the partitions' due index: a scan (and the claim's locking read) touches only the rows of the partitions
-    // named, never a row another instance's claim is locking (SKIP LOCKED would skip it, and the claim end early).
+    // Through the partitions' due index: a scan touches only the rows of the partitions named.
     if (isMySql(this.dataSource)) due.useIndex(DUE_BY_PARTITION);
     return due.andWhere('d.partition IN (:...partitions)', { partitions: owned.partitions });
   }
