@@ -92,6 +92,11 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     found: "circuit-inherited: a process that woke past its lease handed over its stale state over the new owner's open circuit",
   },
   {
+    seed: 133859,
+    found: 'no-spurious-skip: an answer learned after the lease ended was forgotten, and an older opening inherited over it',
+  },
+  { seed: 132858, found: 'no-spurious-skip: the same, at step 42' },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },

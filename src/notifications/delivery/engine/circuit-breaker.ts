@@ -11,7 +11,7 @@ export interface CircuitBreakerSettings {
 /** Outcomes that cost a slot without an answer: they count towards opening the circuit. Any answer (2xx–5xx) closes it. */
 const UNREACHABLE: ReadonlySet<AttemptOutcome> = new Set(['timeout', 'connect_error', 'tls_error']);
 
-const MAX_COOL_DOWN_FACTOR = 16;
+export const MAX_COOL_DOWN_FACTOR = 16;
 
 /** Whether an outcome counts towards opening a circuit: a timeout, or a connection or TLS failure. */
 export function isUnreachable(outcome: AttemptOutcome): boolean {

@@ -1,5 +1,6 @@
 import type { EventType } from '../../catalog/event-catalog';
 import type { KeptCircuit } from '../partitions/kept-circuit';
+import { partitionOf } from '../partitions/partitions';
 import { EndpointQueues, endpointKeyOf, type QueuedAttempt } from './endpoint-queues';
 
 interface Attempt extends QueuedAttempt {
@@ -168,6 +169,19 @@ describe('EndpointQueues', () => {
     expect(queues.finished(opening, 'timeout', T)).not.toBeNull(); // owned again: a failure opens it
     queues.finished(late[1], 'success', T + 1_000, false); // an answer, learned late, still closes it here
     expect(queues.admission(late[1].endpoint, T + 1_000)).toBe('hold');
+  });
+
+  it('remembers an answer learned after its partition lease ended: taking the partition back keeps it over an older opening', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const late = attempt(1, 'hooks.example');
+    queues.push(late);
+    startAll(queues);
+    queues.handOver((userId) => userId === 1); // the lease ended (a pause) with the attempt in flight
+    queues.finished(late, 'success', T + 1_000, false);
+    // Meanwhile another owner, its own network down, opened the endpoint's circuit and kept it.
+    const open = { failures: 3, openUntil: T + 60_000, coolDownMs: 30_000, lastFailureAt: T };
+    queues.inherit([{ userId: 1, host: 'hooks.example', state: open, forgetAfter: T + 1_000_000 }], new Set([partitionOf(1)]), T + 2_000);
+    expect(queues.admission(late.endpoint, T + 2_000)).toBe('hold');
   });
 
   it('tells what the next owner should know as a circuit opens, opens again, closes, and leaves with a partition still failing', () => {

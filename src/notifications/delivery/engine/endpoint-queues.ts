@@ -2,7 +2,7 @@ import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
 import type { CircuitState, KeptCircuit } from '../partitions/kept-circuit';
 import { partitionOf } from '../partitions/partitions';
-import { CircuitBreaker, type CircuitBreakerSettings, isUnreachable } from './circuit-breaker';
+import { CircuitBreaker, type CircuitBreakerSettings, isUnreachable, MAX_COOL_DOWN_FACTOR } from './circuit-breaker';
 
 /**
  * Who shares a cap: one user's URLs on one host (`host` as in the URL: name and port). Per user, so that many
@@ -66,6 +66,11 @@ class Endpoint<T> {
   readonly queue: T[] = [];
   readonly types = new Set<EventType>();
   inFlight = 0;
+  /**
+   * An answer learned after the partition's lease ended is remembered until then, though the breaker it closed forgets
+   * nothing: should the partition come back, an opening kept before that answer is not inherited (seed 133859).
+   */
+  answerKeptUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly key: EndpointKey,
@@ -171,6 +176,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
     this.heldCount--;
     const wasOpen = endpoint.breaker.isOpen;
     const counts = owned || !isUnreachable(outcome);
+    if (!owned && counts) endpoint.answerKeptUntil = now + this.limits.circuitBreaker.coolDownMs * MAX_COOL_DOWN_FACTOR;
     const opened = counts && endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
     if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
     this.settle(endpoint);
@@ -302,7 +308,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** Forgets the endpoints that hold nothing and whose breaker no longer matters: memory stays bounded by live endpoints. */
   forgetIdle(now: number): void {
     for (const endpoint of this.idle) {
-      if (!endpoint.breaker.isForgettable(now)) continue;
+      if (!endpoint.breaker.isForgettable(now) || now < endpoint.answerKeptUntil) continue;
       this.idle.delete(endpoint);
       this.endpoints.delete(endpoint.key);
     }
@@ -334,7 +340,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** Puts the endpoint back in the round when it can start more, and forgets it when it holds nothing worth keeping. */
   private settle(endpoint: Endpoint<T>): void {
     if (endpoint.queue.length > 0) this.ready.add(endpoint);
-    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine) {
+    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine && endpoint.answerKeptUntil === Number.NEGATIVE_INFINITY) {
       this.endpoints.delete(endpoint.key);
       this.idle.delete(endpoint);
     } else if (endpoint.inFlight === 0) this.idle.add(endpoint);
