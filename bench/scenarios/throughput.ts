@@ -31,6 +31,7 @@ export async function throughputViaPublisher(
     await context.receiver.call('reset');
     const events = benchEvents(0, context.size.events, context.size.users);
     const profileFile = join(context.profileDir, 'throughput.cpuprofile');
+    await service.ipc.call('queryCounts', true);
     if (profile) await service.ipc.call('startProfile');
     const run = await measureDeliveryRun(context, {
       ...(await measure?.(database)),
@@ -45,6 +46,7 @@ export async function throughputViaPublisher(
       publish: () => publishViaIpc(service.ipc, events, context.size.batchSize),
       diagnose: () => deliveryStates(database),
     });
+    console.error('QUERYCOUNTS', JSON.stringify(await service.ipc.call('queryCounts', true)));
     if (!profile) return { result: { processes: 1, ...run } };
     await service.ipc.call('stopProfile', profileFile);
     return { result: { processes: 1, ...run }, profile: summarizeProfile(profileFile) };

@@ -30,6 +30,11 @@ export class CircuitBreaker {
   private lastFailureAt = 0;
   /** When the last answer was counted (it closed the circuit). */
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
+  /**
+   * An answer learned after the partition's lease ended is remembered until then, though it left the circuit pristine:
+   * should the partition come back, an opening kept before that answer is not inherited (seed 133859).
+   */
+  private lateAnswerKeptUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly settings: CircuitBreakerSettings,
@@ -81,15 +86,21 @@ export class CircuitBreaker {
 
   /**
    * True when forgetting this breaker changes nothing that matters: it is pristine, or its last failure (or the end of its
-   * cool-down) lies longer ago than the longest cool-down. An endpoint silent for that long starts afresh.
+   * cool-down) lies longer ago than the longest cool-down, and no answer learned late is still remembered. An endpoint
+   * silent for that long starts afresh.
    */
   isForgettable(now: number): boolean {
-    return this.isPristine || now >= this.forgetAfter;
+    return (this.isPristine || now >= this.forgetAfter) && now >= this.lateAnswerKeptUntil;
   }
 
-  /** True when the circuit is closed and forgets nothing worth keeping. */
+  /** True when the circuit is closed and forgets nothing worth keeping for the partition's next owner. */
   get isPristine(): boolean {
     return this.openUntil === null && this.failures === 0;
+  }
+
+  /** True when pristine and no answer learned late is remembered: dropping the breaker loses nothing at all. */
+  get remembersNothing(): boolean {
+    return this.isPristine && this.lateAnswerKeptUntil === Number.NEGATIVE_INFINITY;
   }
 
   /** Unreachable attempts in a row counted here (0 after an answer). */
@@ -97,15 +108,22 @@ export class CircuitBreaker {
     return this.failures;
   }
 
-  /** Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. */
-  record(outcome: AttemptOutcome, now: number): boolean {
+  /**
+   * Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. `owned`: whether the
+   * partition's lease still ran as the attempt ended. When it no longer did, the partition's new owner decides from its
+   * own answers: a failure learned late counts for nothing; an answer still closes the circuit and is remembered for the
+   * longest cool-down (should the partition come back, this instance never skips an endpoint that answered).
+   */
+  record(outcome: AttemptOutcome, now: number, owned = true): boolean {
     if (!UNREACHABLE.has(outcome)) {
       this.lastAnswerAt = Math.max(this.lastAnswerAt, now);
       this.failures = 0;
       this.openUntil = null;
       this.coolDownMs = 0;
+      if (!owned) this.lateAnswerKeptUntil = now + this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR;
       return false;
     }
+    if (!owned) return false;
     const probing = this.openUntil !== null && now >= this.openUntil;
     if (this.openUntil !== null && !probing) return false; // in flight when it opened: it neither counts nor extends it
     this.failures++;

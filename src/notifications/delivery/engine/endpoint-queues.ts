@@ -2,7 +2,7 @@ import type { EventType } from '../../catalog/event-catalog';
 import type { AttemptOutcome } from '../http/attempt-result';
 import type { CircuitState, KeptCircuit } from '../partitions/kept-circuit';
 import { partitionOf } from '../partitions/partitions';
-import { CircuitBreaker, type CircuitBreakerSettings, isUnreachable, MAX_COOL_DOWN_FACTOR } from './circuit-breaker';
+import { CircuitBreaker, type CircuitBreakerSettings } from './circuit-breaker';
 
 /**
  * Who shares a cap: one user's URLs on one host (`host` as in the URL: name and port). Per user, so that many
@@ -66,11 +66,6 @@ class Endpoint<T> {
   readonly queue: T[] = [];
   readonly types = new Set<EventType>();
   inFlight = 0;
-  /**
-   * An answer learned after the partition's lease ended is remembered until then, though the breaker it closed forgets
-   * nothing: should the partition come back, an opening kept before that answer is not inherited (seed 133859).
-   */
-  answerKeptUntil = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly key: EndpointKey,
@@ -165,9 +160,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
 
   /**
    * An attempt handed out by {@link next} ended with `outcome`. `owned`: whether its partition's lease still ran as it
-   * ended. When it no longer did (the process was paused, or could not renew), the partition's new owner decides from
-   * its own answers: a failure learned late counts for nothing here; an answer still closes what this instance
-   * remembers (should the partition come back, it never skips an endpoint that answered).
+   * ended (not when the process was paused, or could not renew): see {@link CircuitBreaker.record}.
    */
   finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
@@ -175,9 +168,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
     this.running--;
     this.heldCount--;
     const wasOpen = endpoint.breaker.isOpen;
-    const counts = owned || !isUnreachable(outcome);
-    if (!owned && counts) endpoint.answerKeptUntil = now + this.limits.circuitBreaker.coolDownMs * MAX_COOL_DOWN_FACTOR;
-    const opened = counts && endpoint.breaker.record(outcome, now) ? this.park(endpoint) : null;
+    const opened = endpoint.breaker.record(outcome, now, owned) ? this.park(endpoint) : null;
     if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
     this.settle(endpoint);
     return opened;
@@ -308,7 +299,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** Forgets the endpoints that hold nothing and whose breaker no longer matters: memory stays bounded by live endpoints. */
   forgetIdle(now: number): void {
     for (const endpoint of this.idle) {
-      if (!endpoint.breaker.isForgettable(now) || now < endpoint.answerKeptUntil) continue;
+      if (!endpoint.breaker.isForgettable(now)) continue;
       this.idle.delete(endpoint);
       this.endpoints.delete(endpoint.key);
     }
@@ -340,7 +331,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /** Puts the endpoint back in the round when it can start more, and forgets it when it holds nothing worth keeping. */
   private settle(endpoint: Endpoint<T>): void {
     if (endpoint.queue.length > 0) this.ready.add(endpoint);
-    else if (endpoint.inFlight === 0 && endpoint.breaker.isPristine && endpoint.answerKeptUntil === Number.NEGATIVE_INFINITY) {
+    else if (endpoint.inFlight === 0 && endpoint.breaker.remembersNothing) {
       this.endpoints.delete(endpoint.key);
       this.idle.delete(endpoint);
     } else if (endpoint.inFlight === 0) this.idle.add(endpoint);
