@@ -112,11 +112,13 @@ export class CircuitBreaker {
    * Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. `owned`: whether the
    * partition's lease still ran as the attempt ended. When it no longer did, the partition's new owner decides from its
    * own answers: a failure learned late counts for nothing; an answer still closes the circuit and is remembered for the
-   * longest cool-down (should the partition come back, this instance never skips an endpoint that answered).
+   * longest cool-down (should the partition come back, this instance never skips an endpoint that answered). A late
+   * answer may have come any time since the request was sent (`sentAt`: the process was paused meanwhile), so it counts
+   * as answered then, no later: an opening another instance kept after that time is newer (seed 132858).
    */
-  record(outcome: AttemptOutcome, now: number, owned = true): boolean {
+  record(outcome: AttemptOutcome, now: number, owned = true, sentAt = now): boolean {
     if (!UNREACHABLE.has(outcome)) {
-      this.lastAnswerAt = Math.max(this.lastAnswerAt, now);
+      this.lastAnswerAt = Math.max(this.lastAnswerAt, owned ? now : sentAt);
       this.failures = 0;
       this.openUntil = null;
       this.coolDownMs = 0;

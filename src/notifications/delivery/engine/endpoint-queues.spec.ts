@@ -184,6 +184,19 @@ describe('EndpointQueues', () => {
     expect(queues.admission(late.endpoint, T + 2_000)).toBe('hold');
   });
 
+  it('dates an answer learned late at its request: an opening kept after the request left is newer, and is inherited', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const late = attempt(1, 'hooks.example');
+    queues.push(late);
+    startAll(queues);
+    queues.handOver((userId) => userId === 1); // the process was paused with the request in flight
+    queues.finished(late, 'success', T + 60_000, false, T); // sent at T, its answer read a minute later, as it woke
+    // Meanwhile another owner saw the endpoint fail 40 s after that request left, opened its circuit and kept it.
+    const open = { failures: 2, openUntil: T + 70_000, coolDownMs: 30_000, lastFailureAt: T + 40_000 };
+    queues.inherit([{ userId: 1, host: 'hooks.example', state: open, forgetAfter: T + 1_000_000 }], new Set([partitionOf(1)]), T + 61_000);
+    expect(queues.admission(late.endpoint, T + 61_000)).toMatchObject({ parkUntil: T + 70_000 });
+  });
+
   it('tells what the next owner should know as a circuit opens, opens again, closes, and leaves with a partition still failing', () => {
     const kept: KeptCircuit[] = [];
     const queues = new EndpointQueues<Attempt>(limits, (circuit) => kept.push(circuit));

@@ -160,15 +160,16 @@ export class EndpointQueues<T extends QueuedAttempt> {
 
   /**
    * An attempt handed out by {@link next} ended with `outcome`. `owned`: whether its partition's lease still ran as it
-   * ended (not when the process was paused, or could not renew): see {@link CircuitBreaker.record}.
+   * ended (not when the process was paused, or could not renew), and `sentAt` when its request was sent: see
+   * {@link CircuitBreaker.record}.
    */
-  finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true): OpenedCircuit<T> | null {
+  finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true, sentAt = now): OpenedCircuit<T> | null {
     const endpoint = this.endpoints.get(attempt.endpoint)!;
     endpoint.inFlight--;
     this.running--;
     this.heldCount--;
     const wasOpen = endpoint.breaker.isOpen;
-    const opened = endpoint.breaker.record(outcome, now, owned) ? this.park(endpoint) : null;
+    const opened = endpoint.breaker.record(outcome, now, owned, sentAt) ? this.park(endpoint) : null;
     if (opened || (wasOpen && !endpoint.breaker.isOpen)) this.keepCircuit(endpoint);
     this.settle(endpoint);
     return opened;
