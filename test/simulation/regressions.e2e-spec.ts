@@ -97,6 +97,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   },
   { seed: 132858, found: 'no-spurious-skip: the same, at step 42' },
   {
+    seed: 136861,
+    found: 'prompt-pickup: a partition round whose take committed but answered an error waited 5 s, not 1, to learn it',
+  },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },
@@ -115,7 +119,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'retries-never-due': 1,
   'host-writes-before-commit': 1,
   'purges-take-pending': 1,
-  'no-pending-unique-index': 3,
+  'no-pending-unique-index': 59,
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
   'cap-raised': 1,

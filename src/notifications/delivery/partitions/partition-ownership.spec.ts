@@ -166,6 +166,25 @@ describe('PartitionOwnership', () => {
     expect(ownership.count).toBe(PARTITION_COUNT);
   });
 
+  it('tries a failed round again a second later: a take whose answer was lost leaves partitions nobody claims till then', async () => {
+    const a = instance(leases, clock, 'a');
+    const take = leases.take.bind(leases);
+    let loseAnswer = true;
+    leases.take = async (...args) => {
+      const taken = await take(...args);
+      if (loseAnswer) throw new Error('connection reset after COMMIT');
+      return taken;
+    };
+    await a.start();
+    expect(heldBy(leases, 'a')).toHaveLength(PARTITION_COUNT); // the table says they are a's…
+    expect(a.ownership.count).toBe(0); // …a does not know it
+    loseAnswer = false;
+    expect(clock.timeouts).toHaveLength(1); // the next round in a second, not at the 5 s interval (which never fires here)
+    clock.fire();
+    await a.ownership.cycle();
+    expect(a.ownership.count).toBe(PARTITION_COUNT);
+    expect(a.gained()).toBe(1);
+  });
   it("keeps a circuit only while it holds the user's partition, never over what the partition's new owner kept", async () => {
     const a = instance(leases, clock, 'a');
     await a.start();

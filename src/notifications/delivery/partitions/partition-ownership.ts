@@ -9,7 +9,7 @@ import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from '.
 
 /** How often an instance renews its partitions' leases, says it is alive, and moves partitions as membership changes. */
 export const PARTITION_RENEW_MS = 5_000;
-/** While partitions this instance should own are still another's, it tries to take them this often. */
+/** While partitions this instance should own are still another's, or its rounds fail, it tries again this often. */
 const TAKE_RETRY_MS = 1_000;
 /** A partition taken is kept at least this long before it moves to another holder: membership suggests, the lease decides. */
 export const PARTITION_MIN_HOLD_MS = 2 * PARTITION_RENEW_MS;
@@ -171,14 +171,19 @@ export class PartitionOwnership {
     return this.cycle();
   }
 
-  /** One round: alive, renew, give back, take. Rounds never overlap (a round stalled in a database outage is waited for). */
+  /**
+   * One round: alive, renew, give back, take. Rounds never overlap (a round stalled in a database outage is waited for).
+   * A failed round is tried again a second later, not at the next interval: it may have taken partitions whose answer was
+   * lost (seed 136861), which nobody claims until a round of this instance succeeds.
+   */
   cycle(): Promise<void> {
     if (this.mode !== 'leased' || this.stopped) return Promise.resolve();
     this.cycling ??= this.round()
       .catch((error: Error) => {
         if (!this.failing)
-          this.logger.warn(`Partition leases not renewed (${error.message}); trying again every ${PARTITION_RENEW_MS / 1000} s`);
+          this.logger.warn(`Partition leases not renewed (${error.message}); trying again every ${TAKE_RETRY_MS / 1000} s`);
         this.failing = true;
+        this.soon();
       })
       .finally(() => {
         this.cycling = null;
