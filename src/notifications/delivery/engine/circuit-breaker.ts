@@ -31,8 +31,9 @@ export class CircuitBreaker {
   /** When the last answer was counted (it closed the circuit). */
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   /**
-   * An answer learned after the partition's lease ended is remembered until then, though it left the circuit pristine:
-   * should the partition come back, an opening kept before that answer is not inherited (seed 133859).
+   * Until when an answer learned after the partition's lease ended is remembered (the longest cool-down), though it left
+   * the circuit pristine: should the partition come back, an opening kept before that answer is not inherited (seed
+   * 133859).
    */
   private lateAnswerKeptUntil = Number.NEGATIVE_INFINITY;
 

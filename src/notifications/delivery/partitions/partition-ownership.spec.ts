@@ -185,6 +185,7 @@ describe('PartitionOwnership', () => {
     expect(a.ownership.count).toBe(PARTITION_COUNT);
     expect(a.gained()).toBe(1);
   });
+
   it("keeps a circuit only while it holds the user's partition, never over what the partition's new owner kept", async () => {
     const a = instance(leases, clock, 'a');
     await a.start();
