@@ -97,6 +97,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   },
   { seed: 132858, found: 'no-spurious-skip: the same, at step 42' },
   {
+    seed: 138105,
+    found: 'circuit-inherited: an instance standing down withdrew an opening it had inherited, not seen failing itself',
+  },
+  {
     seed: 136861,
     found: 'prompt-pickup: a partition round whose take committed but answered an error waited 5 s, not 1, to learn it',
   },

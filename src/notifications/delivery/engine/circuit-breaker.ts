@@ -28,6 +28,8 @@ export class CircuitBreaker {
   private coolDownMs = 0;
   /** When the last unreachable outcome was counted. */
   private lastFailureAt = 0;
+  /** When the last unreachable outcome was counted here: not one this breaker inherited from the partition's last owner. */
+  private lastFailureSeenAt = Number.NEGATIVE_INFINITY;
   /** When the last answer was counted (it closed the circuit). */
   private lastAnswerAt = Number.NEGATIVE_INFINITY;
   /**
@@ -109,6 +111,11 @@ export class CircuitBreaker {
     return this.failures;
   }
 
+  /** Whether this instance's own attempts failed since `time` (a failure it inherited does not count). */
+  failedHereSince(time: number): boolean {
+    return this.lastFailureSeenAt > time;
+  }
+
   /**
    * Counts an attempt's outcome; answers true when this outcome opened (or re-opened) the circuit. `owned`: whether the
    * partition's lease still ran as the attempt ended. When it no longer did, the partition's new owner decides from its
@@ -131,6 +138,7 @@ export class CircuitBreaker {
     if (this.openUntil !== null && !probing) return false; // in flight when it opened: it neither counts nor extends it
     this.failures++;
     this.lastFailureAt = now;
+    this.lastFailureSeenAt = now;
     if (this.settings.failuresToOpen === 0 || (!probing && this.failures < this.settings.failuresToOpen)) return false;
     // A probe's failure doubles the cool-down.
     this.coolDownMs = probing ? Math.min(this.coolDownMs * 2, this.settings.coolDownMs * MAX_COOL_DOWN_FACTOR) : this.settings.coolDownMs;

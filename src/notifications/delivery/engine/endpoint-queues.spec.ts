@@ -283,7 +283,7 @@ describe('EndpointQueues', () => {
     expect(queues.inFlight).toBe(0);
   });
 
-  it('withdraws, standing down, what failed since its last answer, and leaves what failed before it', () => {
+  it('withdraws, standing down, what failed here since its last answer, and leaves what failed before it or elsewhere', () => {
     const kept: KeptCircuit[] = [];
     const queues = new EndpointQueues<Attempt>({ ...limits, circuitBreaker: { failuresToOpen: 1, coolDownMs: 30_000 } }, (circuit) =>
       kept.push(circuit),
@@ -295,6 +295,9 @@ describe('EndpointQueues', () => {
     };
     fail(1, T); // opened while receivers still answered this instance
     fail(2, T + 10_000); // opened after its last answer (T + 5 s): maybe its own network
+    // Opened by another instance after that answer: inherited, not seen here (seed 138105).
+    const open = { failures: 3, openUntil: T + 60_000, coolDownMs: 30_000, lastFailureAt: T + 8_000 };
+    queues.inherit([{ userId: 3, host: 'dead.example', state: open, forgetAfter: T + 1_000_000 }], new Set([partitionOf(3)]), T + 9_000);
     kept.length = 0;
     queues.handOver(() => true, T + 5_000);
     expect(kept).toEqual([{ userId: 2, host: 'dead.example', state: null, forgetAfter: 0 }]);
