@@ -97,6 +97,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   },
   { seed: 132858, found: 'no-spurious-skip: the same, at step 42' },
   {
+    seed: 138296,
+    found: 'no-spurious-skip: an answer to a request written after a pause was dated at the attempt start, before the pause',
+  },
+  {
     seed: 138105,
     found: 'circuit-inherited: an instance standing down withdrew an opening it had inherited, not seen failing itself',
   },

@@ -52,8 +52,9 @@ export class SimulatedSender {
     // The partition's lease as the engine last looked at it: a take answered while the process was paused (its answer runs
     // first when the process wakes) does not cover a request checked before the pause.
     const partitionLeaseAtCheck = instance.partitionLeases.get(partitionOf(claim.userId)) ?? Number.NEGATIVE_INFINITY;
+    const calledAt = world.time.now;
     return new Promise<AttemptResult>((resolve) =>
-      instance.clock.whenAwake(() => this.request(claim, request, partitionLeaseAtCheck, resolve)),
+      instance.clock.whenAwake(() => this.request(claim, request, partitionLeaseAtCheck, world.time.now - calledAt, resolve)),
     );
   }
 
@@ -65,6 +66,8 @@ export class SimulatedSender {
     claim: ClaimedDelivery,
     request: WebhookRequest,
     partitionLeaseAtCheck: number,
+    /** How long after send() the request leaves (a pause in between), as the real sender measures it. */
+    sentAfterMs: number,
     resolve: (result: AttemptResult) => void,
   ): void {
     const world = this.world;
@@ -76,7 +79,9 @@ export class SimulatedSender {
     world.sendChecks.inTurn(instance, claim, attempt);
     const egressDown = world.egress.isDown(instance, world.time.now);
     const mode = world.receivers.modes.get(host) ?? 'up';
-    const result = egressDown ? networkUnreachable(world.random.int(1, 30)) : world.receivers.answer(mode);
+    const reached = egressDown ? networkUnreachable(world.random.int(1, 30)) : world.receivers.answer(mode);
+    const written = reached.outcome !== 'connect_error' && reached.outcome !== 'tls_error';
+    const result = written ? { ...reached, sentAfterMs } : reached;
     world.trace(
       `  ${instance.name} sends ${claim.eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${egressDown ? 'its network down' : mode}]`,
     );

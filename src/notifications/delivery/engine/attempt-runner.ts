@@ -146,7 +146,8 @@ export class AttemptRunner {
       this.capacity.attemptTook(result.durationMs);
       ended = true;
       if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
-      const opened = this.queues.finished(job, result.outcome, endedAt, this.ownership.holds(claim.userId, endedAt), startedAt);
+      const owned = this.ownership.holds(claim.userId, endedAt);
+      const opened = this.queues.finished(job, result.outcome, endedAt, owned, startedAt + (result.sentAfterMs ?? 0));
       if (opened) this.circuitOpened(opened);
       const record = attemptRecord(attemptNumber, startedAt, result, endedAt);
       const recorded = this.records.record(claim, record, target.url);

@@ -121,8 +121,9 @@ export class CircuitBreaker {
    * partition's lease still ran as the attempt ended. When it no longer did, the partition's new owner decides from its
    * own answers: a failure learned late counts for nothing; an answer still closes the circuit and is remembered for the
    * longest cool-down (should the partition come back, this instance never skips an endpoint that answered). A late
-   * answer may have come any time since the request was sent (`sentAt`: the process was paused meanwhile), so it counts
-   * as answered then, no later: an opening another instance kept after that time is newer (seed 132858).
+   * answer may have come any time since the request was written (`sentAt`: the process was paused meanwhile), so it
+   * counts as answered then, no later: an opening another instance kept after that time is newer (seed 132858), one kept
+   * before it (the process paused before the write, seed 138296) older.
    */
   record(outcome: AttemptOutcome, now: number, owned = true, sentAt = now): boolean {
     if (!UNREACHABLE.has(outcome)) {

@@ -197,6 +197,18 @@ describe('EndpointQueues', () => {
     expect(queues.admission(late.endpoint, T + 61_000)).toMatchObject({ parkUntil: T + 70_000 });
   });
 
+  it('dates an answer learned late at its write: a request written after a kept opening answers over it', () => {
+    const queues = new EndpointQueues<Attempt>(limits);
+    const late = attempt(1, 'hooks.example');
+    queues.push(late);
+    startAll(queues);
+    queues.handOver((userId) => userId === 1); // paused before the request left: its partition lease ended meanwhile
+    queues.finished(late, 'success', T + 72_000, false, T + 70_000); // written as the process woke, answered 2 s later
+    const open = { failures: 2, openUntil: T + 90_000, coolDownMs: 30_000, lastFailureAt: T + 60_000 };
+    queues.inherit([{ userId: 1, host: 'hooks.example', state: open, forgetAfter: T + 1_000_000 }], new Set([partitionOf(1)]), T + 73_000);
+    expect(queues.admission(late.endpoint, T + 73_000)).toBe('hold'); // it answered after that opening: no skip
+  });
+
   it('tells what the next owner should know as a circuit opens, opens again, closes, and leaves with a partition still failing', () => {
     const kept: KeptCircuit[] = [];
     const queues = new EndpointQueues<Attempt>(limits, (circuit) => kept.push(circuit));

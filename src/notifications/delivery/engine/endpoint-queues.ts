@@ -160,7 +160,7 @@ export class EndpointQueues<T extends QueuedAttempt> {
 
   /**
    * An attempt handed out by {@link next} ended with `outcome`. `owned`: whether its partition's lease still ran as it
-   * ended (not when the process was paused, or could not renew), and `sentAt` when its request was sent: see
+   * ended (not when the process was paused, or could not renew), and `sentAt` when its request was written: see
    * {@link CircuitBreaker.record}.
    */
   finished(attempt: T, outcome: AttemptOutcome, now: number, owned = true, sentAt = now): OpenedCircuit<T> | null {

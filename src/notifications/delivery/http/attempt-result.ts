@@ -19,6 +19,11 @@ export interface AttemptResult {
   statusCode: number | null;
   /** Whole milliseconds from the start of send() to the outcome. */
   durationMs: number;
+  /**
+   * Whole milliseconds from the start of send() to when the request was written on its connection: more than the
+   * connect time when the process was paused in between. Absent when no request was written.
+   */
+  sentAfterMs?: number;
   /** Short human-readable reason; never contains header values or the request/response body. Null on success. */
   error: string | null;
   /** First bytes (at most maxResponseBytes, default 1024) of the response body as UTF-8; null if there was none. */

@@ -27,6 +27,7 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
   private chunks: Buffer[] | null = null;
   private size = 0;
   private received = 0;
+  private sentAfterMs: number | undefined;
   private readonly deadline: NodeJS.Timeout;
 
   constructor(
@@ -40,9 +41,13 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
     this.deadline = setTimeout(onDeadline, timeoutMs, this);
   }
 
+  /** undici calls it on a connected socket, right before it writes the request. */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     if (this.settled) controller.abort(DEADLINE_EXCEEDED);
-    else this.controller = controller;
+    else {
+      this.controller = controller;
+      this.sentAfterMs = Math.round(performance.now() - this.startedAt);
+    }
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number): void {
@@ -110,7 +115,7 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
     this.settled = true;
     clearTimeout(this.deadline);
     this.chunks = null;
-    this.resolve(result);
+    this.resolve(this.sentAfterMs === undefined ? result : { ...result, sentAfterMs: this.sentAfterMs });
   }
 
   /** The first maxResponseBytes as UTF-8, cut at the last complete character; null if no body arrived. */

@@ -77,10 +77,14 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
         outcome: 'success',
         statusCode: 204,
         durationMs: expect.any(Number),
+        sentAfterMs: expect.any(Number),
         error: null,
         responseExcerpt: null,
       });
       expect(Number.isInteger(result.durationMs)).toBe(true);
+      // When the request was written: after the connect, before the answer (the engine dates a late answer by it).
+      expect(result.sentAfterMs).toBeGreaterThanOrEqual(0);
+      expect(result.sentAfterMs).toBeLessThanOrEqual(result.durationMs);
       const [received] = await receiver.waitForRequests(1);
       expect(received.method).toBe('POST');
       expect(received.path).toBe('/hooks/funding?tenant=42');
@@ -284,12 +288,14 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       const result = await post(sender(), `https://127.0.0.1:${closedPort}/hook`);
 
       expect(result).toMatchObject({ outcome: 'connect_error', statusCode: null, error: 'connection refused' });
+      expect(result.sentAfterMs).toBeUndefined(); // no request was written
     });
 
     it('refuses an untrusted self-signed certificate as tls_error without sending the request', async () => {
       const result = await post(sender({ extraCaPem: undefined }), receiver.url(), '{"secret":"payload"}');
 
       expect(result).toMatchObject({ outcome: 'tls_error', statusCode: null, error: 'self-signed certificate' });
+      expect(result.sentAfterMs).toBeUndefined();
       expect(receiver.requests).toHaveLength(0);
     });
 
