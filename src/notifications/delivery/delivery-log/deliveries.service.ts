@@ -147,7 +147,8 @@ export class DeliveriesService {
     });
     const result = await this.sender.send(request);
     this.events.emit('testSendFinished', { userId, type, outcome: result.outcome, durationMs: result.durationMs });
-    return { success: result.outcome === 'success', ...result };
+    const { outcome, statusCode, durationMs, error, responseExcerpt } = result; // what the API shows (TestSendResultDto)
+    return { success: outcome === 'success', outcome, statusCode, durationMs, error, responseExcerpt };
   }
 
   private async ownDelivery(userId: number, id: number): Promise<WebhookDelivery> {
