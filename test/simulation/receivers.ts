@@ -1,6 +1,6 @@
 import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
 import type { Prng } from './prng';
-import { type Mode, TIMEOUT_MS } from './world-model';
+import { type Instance, type Mode, TIMEOUT_MS } from './world-model';
 
 /** What a request of an instance whose own network is down gets: no route, whatever the receiver. */
 export function networkUnreachable(durationMs: number): AttemptResult {
@@ -12,6 +12,13 @@ export interface Answer {
   readonly at: number;
   seenAt: number;
   readonly unreachable: boolean;
+  /** The instance that sent the request. */
+  readonly sender: Instance;
+  /**
+   * Whether its sender still held the user's partition as it saw the answer; one that no longer did (a pause took its
+   * lease meanwhile) writes nothing for the owner, so only it knows of that answer.
+   */
+  owned: boolean;
 }
 
 /**
@@ -81,12 +88,12 @@ export class Receivers {
   }
 
   /**
-   * A request to `endpoint` ended at `at`: answered (any HTTP status), or unreachable (a timeout, a refused connection).
-   * Its sender sees it then, or as it wakes (`seenAt`, set by the sender).
+   * A request of `sender` to `endpoint` ended at `at`: answered (any HTTP status), or unreachable (a timeout, a refused
+   * connection). Its sender sees it then, or as it wakes (`seenAt` and `owned`, set by the sender).
    */
-  noteAnswer(endpoint: string, at: number, unreachable: boolean): Answer {
+  noteAnswer(endpoint: string, sender: Instance, at: number, unreachable: boolean): Answer {
     const answers = this.answers.get(endpoint) ?? [];
-    const answer = { at, seenAt: at, unreachable };
+    const answer = { at, seenAt: at, unreachable, sender, owned: true };
     answers.push(answer);
     this.answers.set(endpoint, answers);
     return answer;

@@ -109,6 +109,14 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     found: 'prompt-pickup: a partition round whose take committed but answered an error waited 5 s, not 1, to learn it',
   },
   {
+    seed: 138665,
+    found: 'no-spurious-skip (the invariant): an answer seen by a paused non-owner counted for the owner, who cannot know it',
+  },
+  {
+    seed: 140988,
+    found: 'no-spurious-skip (the invariant): a skip dated with the skew its clock had at the record, not when it skipped',
+  },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },

@@ -88,7 +88,7 @@ export class SimulatedSender {
     world.time.schedule(world.time.now + result.durationMs, () => {
       world.activity++;
       world.sendChecks.ended(record);
-      const answer = world.receivers.noteAnswer(endpoint, world.time.now, isUnreachable(result.outcome));
+      const answer = world.receivers.noteAnswer(endpoint, instance, world.time.now, isUnreachable(result.outcome));
       if (!isUnreachable(result.outcome)) world.circuits.answered(endpoint);
       world.egress.noteRequest(instance, world.time.now, endpoint, !isUnreachable(result.outcome));
       world.trace(
@@ -97,6 +97,8 @@ export class SimulatedSender {
       if (instance.alive)
         instance.clock.whenAwake(() => {
           answer.seenAt = world.time.now;
+          const leaseUntil = instance.partitionLeases.get(partitionOf(claim.userId)) ?? Number.NEGATIVE_INFINITY;
+          answer.owned = leaseUntil - instance.clock.skewMs > world.time.now;
           resolve(result);
         });
     });

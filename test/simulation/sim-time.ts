@@ -68,16 +68,43 @@ export class SimClock extends Clock {
   private halted = false;
   /** Until when (global time) the process is paused. */
   pausedUntil = Number.NEGATIVE_INFINITY;
+  /** Each skew the clock has had, from when (global time), oldest first. */
+  private readonly skews: { readonly from: number; readonly skewMs: number }[];
 
   constructor(
     private readonly time: SimTime,
-    public skewMs: number,
+    skewMs: number,
   ) {
     super();
+    this.skews = [{ from: Number.NEGATIVE_INFINITY, skewMs }];
+  }
+
+  /** How far this clock is off the simulated time now. */
+  get skewMs(): number {
+    return this.skews[this.skews.length - 1].skewMs;
+  }
+
+  /** The clock jumps to be `skewMs` off from now on. */
+  set skewMs(skewMs: number) {
+    this.skews.push({ from: this.time.now, skewMs });
   }
 
   now(): number {
     return this.time.now + this.skewMs;
+  }
+
+  /**
+   * The global time at which this clock read `local` (its latest such moment, up to now): a time the engine took before
+   * its clock jumped converts with the skew it had then (seed 140988).
+   */
+  globalTimeOf(local: number): number {
+    for (let index = this.skews.length - 1; index >= 0; index--) {
+      const { from, skewMs } = this.skews[index];
+      const global = local - skewMs;
+      const until = index + 1 < this.skews.length ? this.skews[index + 1].from : Number.POSITIVE_INFINITY;
+      if (global >= from && global < until) return global;
+    }
+    return local - this.skewMs;
   }
 
   /** Runs `run` now, or once the pause (and any pause started meanwhile) ends; never once halted. */

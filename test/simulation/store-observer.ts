@@ -102,7 +102,7 @@ export class StoreObserver implements StoreNotes {
       // An attempt skipped for an open circuit is recorded without a request: it ends when it was recorded.
       if (record.result.outcome === 'circuit_open') {
         this.checkSkip(instance, claim, record);
-        return unsentRecord(instance, claim, record.startedAt - instance.clock.skewMs, 'pending');
+        return unsentRecord(instance, claim, instance.clock.globalTimeOf(record.startedAt), 'pending');
       }
       // When an event has two PENDING deliveries held by one instance, a request (which names the event, not the
       // delivery) may have been attributed to the other one: take that one's send.
@@ -157,13 +157,18 @@ export class StoreObserver implements StoreNotes {
   /**
    * An attempt skipped for an open circuit: the endpoint's latest answer before the skip, all instances together, was
    * unreachable (a timeout, a refused connection), within the longest cool-down and a probe's deadline of when its sender
-   * saw it (a cool-down counts from then: seed 130267, a sender paused 55 s before its timeout fired).
+   * saw it (a cool-down counts from then: seed 130267, a sender paused 55 s before its timeout fired). An answer seen by an
+   * instance that no longer held the partition counts only for that instance's own skips.
    */
   private checkSkip(instance: Instance, claim: ClaimedDelivery, record: AttemptRecord): void {
     const host = /^circuit open for (\S+) /.exec(record.result.error ?? '')?.[1];
     const endpoint = `${claim.userId} ${host}`;
-    const skippedAt = record.startedAt - instance.clock.skewMs;
-    const last = this.world.receivers.answers.get(endpoint)?.findLast((answer) => answer.at <= skippedAt);
+    const skippedAt = instance.clock.globalTimeOf(record.startedAt);
+    // An answer its sender saw after its partition lease ended (a pause took it) is known to that sender only: a non-owner
+    // writes nothing for the owner (seed 138665).
+    const last = this.world.receivers.answers
+      .get(endpoint)
+      ?.findLast((answer) => answer.at <= skippedAt && (answer.owned || answer.sender === instance));
     const { coolDownMs } = instance.settings.circuitBreaker;
     const within = MAX_COOL_DOWN_FACTOR * coolDownMs + TIMEOUT_MS + this.world.skews.maxMs;
     if (!last?.unreachable || skippedAt - last.seenAt > within)
