@@ -1,9 +1,12 @@
+import { createConnection } from 'mysql2/promise';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import { sleep, wallMs } from '../lib/clock';
 import type { DatabaseServer } from '../lib/databases';
 import type { ReceiverStats } from '../lib/receiver-types';
 import { type MainProcess, type ServiceEnvInput, startMainProcess } from '../lib/services';
 import { benchEvents, enableWebhooks } from '../lib/workload';
 import {
+  type AttemptsByEvent,
   type DeliveryRow,
   type FaultRun,
   checkAllDelivered,
@@ -23,12 +26,13 @@ export interface KillInstanceSize {
 }
 
 /**
- * kill -9 one of three `node dist/service/main.js` instances while they deliver, restart it: once its leases
- * expire the minute scheduler of any instance sends what it held. Lost must be 0. An attempt the killed
- * instance sent but had not recorded is sent again (at least once): in flight at the kill, or answered and
- * waiting for its record's commit (a slot is freed when the answer arrives, before the record). Those are
- * read from the database and the receiver after the kill; they must be the only events received twice, and
- * none of them three times.
+ * Three `node dist/service/main.js` instances deliver while each is restarted in turn (SIGTERM: a rolling deploy, its
+ * partitions handed back as its attempts end), then one of them is killed (kill -9) and restarted: once its partition
+ * and delivery leases end, the others send what it held. Lost must be 0. An attempt the killed instance sent but had
+ * not recorded is sent again (at least once): in flight at the kill, or answered and waiting for its record's commit (a
+ * slot is freed when the answer arrives, before the record). Those are read from the database and the receiver after
+ * the kill; they must be the only events received twice (the rolling restart sends nothing twice), and none of them
+ * three times. The killed instance's partitions must deliver again within a partition lease plus 5 s of the kill.
  */
 export async function killInstance(server: DatabaseServer, size: KillInstanceSize) {
   const run = await startFaultRun(server, 'kill-9');
@@ -50,22 +54,46 @@ export async function killInstance(server: DatabaseServer, size: KillInstanceSiz
     const victim = 1;
     let killedAt = 0;
     let sentUnrecorded = new Set<string>();
+    /** The killed instance's partitions, each with its lease's end (epoch ms). */
+    let victimLeases = new Map<number, number>();
+    let rolling: Promise<number[]> | undefined;
+    let rolled = false;
     let restarted: Promise<void> | undefined;
-    // Once 30% are delivered, the victim is killed right after it accepts a batch: it then holds that
-    // batch's fresh leases (and attempts in flight), which only lease expiry can hand to another instance.
+    // Once 10% are delivered, each instance in turn is stopped (SIGTERM) and started again, the others taking the
+    // publishes meanwhile.
+    const rollingRestart = async () => {
+      const tookMs: number[] = [];
+      for (let index = 0; index < instances.length; index++) {
+        const from = wallMs();
+        live.delete(index);
+        await instances[index].stop();
+        const port = Number(new URL(instances[index].base).port);
+        instances[index] = await startMainProcess(input, run.logDir, `instance-${index + 1}-rolled`, port);
+        live.add(index);
+        tookMs.push(Math.round(wallMs() - from));
+      }
+      run.log(`rolling restart done: ${tookMs.map((ms) => `${ms} ms`).join(', ')}`);
+      rolled = true;
+      return tookMs;
+    };
+    // Once the rolling restart is over and 30% are delivered, the victim is killed right after it accepts a batch: it
+    // then holds that batch's fresh leases (and attempts in flight), which only lease expiry can hand to another instance.
     const afterPublish = async (base: string) => {
-      if (restarted || base !== instances[victim].base) return;
       const before = await run.receiver.call<ReceiverStats>('stats');
-      if (before.uniqueEvents < size.events * 0.3) return;
+      if (!rolling && before.uniqueEvents >= size.events * 0.1) rolling = rollingRestart();
+      if (!rolled || restarted || base !== instances[victim].base || before.uniqueEvents < size.events * 0.3) return;
       restarted = killAndRestart(before.uniqueEvents);
     };
     const killAndRestart = async (deliveredBefore: number) => {
       live.delete(victim);
+      const holders = await partitionHolders(run);
       await instances[victim].kill9();
       killedAt = wallMs();
       const leasedAtKill = await leasedDeliveries(run);
+      const silent = partitionsOfSilentHolder(run, holders);
       await sleep(1000);
       sentUnrecorded = await stillSentUnrecorded(run, leasedAtKill);
+      victimLeases = await silent;
       run.log(
         `killed instance ${victim + 1} (kill -9) right after it accepted a batch, ${deliveredBefore} deliveries in, ` +
           `${sentUnrecorded.size} of its attempts sent and not recorded; restarting it`,
@@ -82,7 +110,9 @@ export async function killInstance(server: DatabaseServer, size: KillInstanceSiz
       pick,
       afterPublish,
     });
+    if (!rolled) run.problems.push('the run ended before the rolling restart was over');
     if (!restarted) run.problems.push('the run ended before the kill');
+    const restartsTookMs = await rolling;
     await restarted;
     run.log(
       `published ${acknowledged.size} events (${retriedBatches} batch(es) retried on another instance); waiting for lease expiry and the minute scheduler`,
@@ -106,18 +136,35 @@ export async function killInstance(server: DatabaseServer, size: KillInstanceSiz
         `${unexplained.length} events the killed instance had not sent unrecorded were sent more than once ` +
           `(times from the kill; e.g. ${unexplained.slice(0, 3).map(timeline).join('; ')})`,
       );
+    const partitionsBack = deliveringAgain(attempts, new Set(victimLeases.keys()), killedAt, size.users);
+    // Its leases ran at most one partition lease past the kill; the next owner takes them as they end.
+    const leasesEndedMs = Math.round(Math.max(0, ...victimLeases.values()) - killedAt);
+    const partitionBoundMs = leasesEndedMs + 5_000;
+    if (victimLeases.size === 0) run.problems.push('the killed instance held no partition (or it could not be told apart)');
+    if (partitionsBack.lastMs > partitionBoundMs)
+      run.problems.push(
+        `a partition of the killed instance delivered again ${partitionsBack.lastMs} ms after the kill (bound: its leases' end plus 5 s, ${partitionBoundMs} ms)`,
+      );
     if (sentThrice.length > 0)
       run.problems.push(
         `${sentThrice.length} events sent unrecorded by the killed instance went out 3 times or more (e.g. ${timeline(sentThrice[0])})`,
       );
     return {
-      scenario: 'kill -9 one of three instances mid-run, restart it',
+      scenario: 'rolling restart of three instances, then kill -9 one of them mid-run and restart it',
       events: size.events,
       acknowledged: acknowledged.size,
       deliveryRows: delivered.deliveryRows,
       republishedBatches: retriedBatches,
       leaseMs: size.leaseMs,
-      recoveredWithinMs: Math.round(wallMs() - killedAt),
+      restartsTookMs,
+      killedPartitions: victimLeases.size,
+      partitionsDeliveringAgainMs: {
+        first: partitionsBack.firstMs,
+        last: partitionsBack.lastMs,
+        leasesEnded: leasesEndedMs,
+        bound: partitionBoundMs,
+      },
+      allDeliveredAfterKillMs: Math.round(wallMs() - killedAt),
       lost: delivered.lost,
       notDelivered: delivered.notDelivered,
       duplicates,
@@ -159,4 +206,61 @@ async function stillSentUnrecorded(run: FaultRun, leasedAtKill: ReadonlySet<stri
 
 function leaseKey(row: DeliveryRow): string {
   return `${row.eventId} ${row.lockedBy} ${row.attemptCount}`;
+}
+
+/** Each held partition's holder and lease end as the partitions table says, read right before the kill. */
+async function partitionHolders(run: FaultRun): Promise<Map<number, { holder: string; until: number }>> {
+  const rows = await queryRows<{ user_partition: number; holder: string; lease_until: number | string }>(
+    run,
+    'SELECT user_partition, holder, lease_until FROM webhook_partitions WHERE holder IS NOT NULL',
+  );
+  return new Map(rows.map((row) => [Number(row.user_partition), { holder: row.holder, until: Number(row.lease_until) }]));
+}
+
+/**
+ * The partitions the killed instance held, with their lease ends: those of the one holder that stopped saying it is
+ * alive (the others renew every 5 s), read 6 s after the kill.
+ */
+async function partitionsOfSilentHolder(
+  run: FaultRun,
+  holders: ReadonlyMap<number, { holder: string; until: number }>,
+): Promise<Map<number, number>> {
+  const aliveUntil = () =>
+    queryRows<{ holder: string; alive_until: number | string }>(run, 'SELECT holder, alive_until FROM webhook_delivery_instances');
+  const before = new Map((await aliveUntil()).map((row) => [row.holder, Number(row.alive_until)]));
+  await sleep(6_000);
+  const silent = (await aliveUntil()).filter((row) => before.get(row.holder) === Number(row.alive_until)).map((row) => row.holder);
+  if (silent.length !== 1) return new Map();
+  return new Map([...holders].filter(([, lease]) => lease.holder === silent[0]).map(([partition, lease]) => [partition, lease.until]));
+}
+
+/**
+ * When the killed instance's partitions delivered again: per partition, the first attempt received after the kill for
+ * one of its users; the earliest and the latest of those, from the kill.
+ */
+function deliveringAgain(
+  attempts: AttemptsByEvent,
+  partitions: ReadonlySet<number>,
+  killedAt: number,
+  users: number,
+): { firstMs: number | null; lastMs: number } {
+  const firstAfterKill = new Map<number, number>();
+  for (const list of attempts.values())
+    for (const attempt of list) {
+      if (attempt.seq === null || attempt.at < killedAt) continue;
+      const partition = partitionOf(1 + (attempt.seq % users));
+      if (partitions.has(partition)) firstAfterKill.set(partition, Math.min(firstAfterKill.get(partition) ?? Infinity, attempt.at));
+    }
+  const times = [...firstAfterKill.values()].map((at) => Math.round(at - killedAt));
+  return { firstMs: times.length > 0 ? Math.min(...times) : null, lastMs: times.length > 0 ? Math.max(...times) : 0 };
+}
+
+async function queryRows<T>(run: FaultRun, sql: string): Promise<T[]> {
+  const connection = await createConnection({ uri: run.database.url! });
+  try {
+    const [rows] = await connection.query(sql);
+    return rows as T[];
+  } finally {
+    await connection.end();
+  }
 }

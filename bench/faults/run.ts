@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     work.catch((error: unknown) => ({ problems: [`aborted: ${(error as Error).stack ?? String(error)}`] }));
   const when = <T>(name: Scenario, work: () => Promise<T>) => (only.has(name) ? settle(work()) : undefined);
   const [killed, connections, receiver] = await Promise.all([
-    when('kill-instance', () => killInstance(server, { users: 600, events, leaseMs: LEASE_MS, concurrency: 64 })),
+    when('kill-instance', () => killInstance(server, { users: 600, events: events * 3, leaseMs: LEASE_MS, concurrency: 64 })),
     when('kill-connections', () => killConnections(server, { users: 300, events: Math.round(events / 2), leaseMs: LEASE_MS })),
     when('receiver-faults', () => receiverFaults(server, { users: 200, events: Math.round(events / 3) })),
   ]);
