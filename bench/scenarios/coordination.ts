@@ -20,7 +20,9 @@ export interface CoordinationRun extends DeliveryRunResult {
   readonly users: number;
   /** Statements on the coordination tables per delivery, all instances together, over the run. */
   readonly coordinationPerDelivery: number;
-  /** The same by statement kind and table. */
+  /** Every statement of the instances per delivery (the outbox's too), all instances together. */
+  readonly statementsPerDelivery: number;
+  /** The coordination statements by kind and table. */
   readonly coordinationStatements: Record<string, number>;
   /** Attempts each instance made (its `webhook_attempts_total`). */
   readonly attemptsByInstance: readonly number[];
@@ -41,7 +43,9 @@ export async function coordination(context: BenchContext, log: (message: string)
   const oneInstance = await coordinationRun(context, 1, users);
   log(`coordination: 1 instance, ${oneInstance.coordinationPerDelivery} statements per delivery`);
   const threeInstances = await coordinationRun(context, 3, users);
-  log(`coordination: 3 instances, ${threeInstances.coordinationPerDelivery} per delivery, attempts ${threeInstances.attemptsByInstance}`);
+  log(
+    `coordination: 3 instances, ${threeInstances.coordinationPerDelivery} per delivery (${threeInstances.statementsPerDelivery} statements in all), attempts ${threeInstances.attemptsByInstance}`,
+  );
   const fiveBusyUsers = await coordinationRun(context, 3, BUSY_USERS);
   log(
     `coordination: ${BUSY_USERS} busy users over 3 instances, ${fiveBusyUsers.deliveriesPerSecond}/s, attempts ${fiveBusyUsers.attemptsByInstance}`,
@@ -93,9 +97,12 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
       diagnose: () => deliveryStates(database),
     });
     const statements: Record<string, number> = {};
+    let all = 0;
     for (const service of services)
-      for (const [key, value] of Object.entries(await service.ipc.call<Record<string, number>>('queryCounts', true)))
+      for (const [key, value] of Object.entries(await service.ipc.call<Record<string, number>>('queryCounts', true))) {
+        all += value;
         if (COORDINATION_TABLES.some((table) => key.endsWith(` ${table}`))) statements[key] = (statements[key] ?? 0) + value;
+      }
     const attemptsAfter = await Promise.all(services.map((service) => metricTotal(service.base, 'webhook_attempts_total')));
     const total = Object.values(statements).reduce((sum, value) => sum + value, 0);
     return {
@@ -103,6 +110,7 @@ async function coordinationRun(context: BenchContext, processes: number, users: 
       users,
       ...run,
       coordinationPerDelivery: round(total / Math.max(1, run.delivered), 4),
+      statementsPerDelivery: round(all / Math.max(1, run.delivered), 3),
       coordinationStatements: statements,
       attemptsByInstance: attemptsAfter.map((after, i) => after - attemptsBefore[i]),
     };
