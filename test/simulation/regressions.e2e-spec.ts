@@ -127,8 +127,8 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
  * mutation's invariant and the mutant breaks it: every invariant is shown to catch something.
  */
 const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
-  'circuits-not-kept': 15,
-  'circuits-not-inherited': 3,
+  'circuits-not-kept': 9,
+  'circuits-not-inherited': 2,
   'claims-take-leased-rows': 1,
   'records-count-twice': 1,
   'retries-due-at-once': 1,
@@ -143,7 +143,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'answered-probes-fail': 3,
   'partitions-unfenced': 1,
   'polls-find-nothing': 1,
-  'egress-ignored': 97,
+  'egress-ignored': 9,
   'claims-ignore-order': 1,
   'announces-twice': 1,
   'wake-ups-reject': 1,

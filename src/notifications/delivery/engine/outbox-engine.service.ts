@@ -118,7 +118,9 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     } finally {
       this.capacity.unreserve(reservation);
     }
-    if ([...placements.values()].includes('due')) void this.wakeUps.wake('backlog');
+    // What waits due for a partition held here is claimed now; another's is its owner's to claim (woken below).
+    if (events.some((event) => placements.get(event.id) === 'due' && this.ownership.mayClaim(event.userId, now)))
+      void this.wakeUps.wake('backlog');
     void this.ownerWakeUps?.notify(this.othersPartitions(events, placements));
   }
 

@@ -213,11 +213,29 @@ describe('PartitionOwnership', () => {
     expect(a.ownership.owned(clock.now())).toMatchObject({ holder: 'a', partitions: [] });
   });
 
+  it("says a claim here may take a user's due delivery only where a partition is held, or a round comes first", async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    const b = instance(leases, clock, 'b');
+    await b.start(); // a holds every partition: b's claims could take nothing, and a publish on b wakes no claim there
+    expect(a.ownership.mayClaim(7, clock.now())).toBe(true);
+    expect(b.ownership.mayClaim(7, clock.now())).toBe(false);
+    // Leases too short to start an attempt on: a claim first runs a round, which may take (or renew) the partition.
+    clock.current += LEASE_MS - ATTEMPT_MS;
+    expect(b.ownership.mayClaim(7, clock.now())).toBe(false); // b holds none: no lease of its ends
+    expect(a.ownership.mayClaim(7, clock.now())).toBe(true);
+    clock.current += ATTEMPT_MS + 1;
+    await b.ownership.cycle(); // a's leases ended unrenewed (a paused): b, the one instance alive, takes every partition
+    expect(b.ownership.mayClaim(7, clock.now())).toBe(true);
+    expect(a.ownership.mayClaim(7, clock.now())).toBe(true); // a claim there first runs a round, and learns it lost them
+  });
+
   it('owns nothing in an api process, and everything without statements where one process delivers (SQLite)', async () => {
     const api = new PartitionOwnership(leases, clock, { ...settings, role: 'api' }, 'api');
     await api.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined, inherited: () => undefined });
     expect(api.count).toBe(0);
     expect(api.covers(1, clock.now())).toBe(false);
+    expect(api.mayClaim(1, clock.now())).toBe(false);
     const sole = new PartitionOwnership(
       Object.assign(Object.create(leases) as InMemoryPartitionLeases, { shared: false }),
       clock,
@@ -227,6 +245,7 @@ describe('PartitionOwnership', () => {
     await sole.start({ inFlight: () => 0, lost: () => undefined, gained: () => undefined, inherited: () => undefined });
     expect(sole.owned(clock.now())).toBe('all');
     expect(sole.covers(1, Number.MAX_SAFE_INTEGER)).toBe(true);
+    expect(sole.mayClaim(1, clock.now())).toBe(true);
     expect(leases.instances.size).toBe(0);
   });
 });

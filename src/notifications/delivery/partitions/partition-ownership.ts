@@ -149,6 +149,15 @@ export class PartitionOwnership {
     return held !== undefined && held.until > until && !this.leaving.has(partition);
   }
 
+  /**
+   * Whether a claim starting at `now` may take a due delivery of `userId`: its partition is held here, or a lease no
+   * longer outlasts an attempt, so the claim first runs a round that may take it ({@link forClaim}).
+   */
+  mayClaim(userId: number, now: number): boolean {
+    if (this.mode !== 'leased') return this.mode === 'all';
+    return now + this.attemptMs >= this.earliestEnd || this.held.has(partitionOf(userId));
+  }
+
   /** Whether `userId`'s partition is still this instance's at `at` (its lease running then, moving away or not). */
   holds(userId: number, at: number): boolean {
     if (this.mode !== 'leased') return this.mode === 'all';
