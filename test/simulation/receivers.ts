@@ -7,8 +7,9 @@ export function networkUnreachable(durationMs: number): AttemptResult {
   return { outcome: 'connect_error', statusCode: null, durationMs, error: 'ENETUNREACH', responseExcerpt: null };
 }
 
-/** What a request to an endpoint got, when (global time), and when its sender saw it. */
+/** What a request to an endpoint got, when it left and when it was answered (global times), and when its sender saw it. */
 export interface Answer {
+  readonly sentAt: number;
   readonly at: number;
   seenAt: number;
   readonly unreachable: boolean;
@@ -88,12 +89,12 @@ export class Receivers {
   }
 
   /**
-   * A request of `sender` to `endpoint` ended at `at`: answered (any HTTP status), or unreachable (a timeout, a refused
-   * connection). Its sender sees it then, or as it wakes (`seenAt` and `owned`, set by the sender).
+   * A request of `sender` to `endpoint`, sent at `sentAt`, ended at `at`: answered (any HTTP status), or unreachable (a
+   * timeout, a refused connection). Its sender sees it then, or as it wakes (`seenAt` and `owned`, set by the sender).
    */
-  noteAnswer(endpoint: string, sender: Instance, at: number, unreachable: boolean): Answer {
+  noteAnswer(endpoint: string, sender: Instance, sentAt: number, at: number, unreachable: boolean): Answer {
     const answers = this.answers.get(endpoint) ?? [];
-    const answer = { at, seenAt: at, unreachable, sender, owned: true };
+    const answer = { sentAt, at, seenAt: at, unreachable, sender, owned: true };
     answers.push(answer);
     this.answers.set(endpoint, answers);
     return answer;

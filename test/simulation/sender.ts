@@ -85,10 +85,11 @@ export class SimulatedSender {
     world.trace(
       `  ${instance.name} sends ${claim.eventId} (delivery ${claim.id}) attempt ${attempt} to ${host} [${egressDown ? 'its network down' : mode}]`,
     );
-    world.time.schedule(world.time.now + result.durationMs, () => {
+    const sentAt = world.time.now;
+    world.time.schedule(sentAt + result.durationMs, () => {
       world.activity++;
       world.sendChecks.ended(record);
-      const answer = world.receivers.noteAnswer(endpoint, instance, world.time.now, isUnreachable(result.outcome));
+      const answer = world.receivers.noteAnswer(endpoint, instance, sentAt, world.time.now, isUnreachable(result.outcome));
       if (!isUnreachable(result.outcome)) world.circuits.answered(endpoint);
       world.egress.noteRequest(instance, world.time.now, endpoint, !isUnreachable(result.outcome));
       world.trace(

@@ -29,7 +29,7 @@ export interface ObserverWorld {
   readonly events: ReadonlyMap<string, SimEvent>;
   readonly circuits: CircuitOpenings;
   readonly receivers: Pick<Receivers, 'answers'>;
-  readonly skews: Pick<ClockSkews, 'maxMs'>;
+  readonly skews: Pick<ClockSkews, 'maxMs' | 'seenMs'>;
   /** Time no instance could deliver so far: a new delivery's deadline moves by what comes after its creation. */
   readonly haltedMs: number;
   failure: Error | null;
@@ -158,7 +158,8 @@ export class StoreObserver implements StoreNotes {
    * An attempt skipped for an open circuit: the endpoint's latest answer before the skip, all instances together, was
    * unreachable (a timeout, a refused connection), within the longest cool-down and a probe's deadline of when its sender
    * saw it (a cool-down counts from then: seed 130267, a sender paused 55 s before its timeout fired). An answer seen by an
-   * instance that no longer held the partition counts only for that instance's own skips.
+   * instance that no longer held the partition counts only for that instance's own skips; one whose request left within
+   * the clocks' skew of a failure may count as older than that failure.
    */
   private checkSkip(instance: Instance, claim: ClaimedDelivery, record: AttemptRecord): void {
     const host = /^circuit open for (\S+) /.exec(record.result.error ?? '')?.[1];
@@ -166,9 +167,16 @@ export class StoreObserver implements StoreNotes {
     const skippedAt = instance.clock.globalTimeOf(record.startedAt);
     // An answer its sender saw after its partition lease ended (a pause took it) is known to that sender only: a non-owner
     // writes nothing for the owner (seed 138665).
-    const last = this.world.receivers.answers
-      .get(endpoint)
-      ?.findLast((answer) => answer.at <= skippedAt && (answer.owned || answer.sender === instance));
+    const known = (this.world.receivers.answers.get(endpoint) ?? []).filter(
+      (answer) => answer.at <= skippedAt && (answer.owned || answer.sender === instance),
+    );
+    let last = known.at(-1);
+    // An answer whose request left within the clocks' skew of a failure seen after it cannot be ordered against that
+    // failure's opening by the engine, which compares the two instances' clocks: either may count as the latest (seed 141851).
+    if (last && !last.unreachable) {
+      const sentAt = last.sentAt;
+      last = known.findLast((answer) => answer.unreachable && answer.seenAt + this.world.skews.seenMs >= sentAt) ?? last;
+    }
     const { coolDownMs } = instance.settings.circuitBreaker;
     const within = MAX_COOL_DOWN_FACTOR * coolDownMs + TIMEOUT_MS + this.world.skews.maxMs;
     if (!last?.unreachable || skippedAt - last.seenAt > within)
