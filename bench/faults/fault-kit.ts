@@ -127,22 +127,28 @@ export interface DeliveryRow {
   readonly lockedBy: string | null;
 }
 
-/** The deliveries as stored, read from the library's webhook_deliveries table. */
-export async function deliveryRows(database: BenchDatabase): Promise<DeliveryRow[]> {
+/** The rows `sql` reads from the run's database, on a connection of its own. */
+export async function queryRows<T>(database: BenchDatabase, sql: string): Promise<T[]> {
   const connection = await createConnection({ uri: database.url! });
   try {
-    const [rows] = await connection.query('SELECT event_id, status, attempt_count, next_attempt_at, locked_by FROM webhook_deliveries');
-    type Row = { event_id: string; status: string; attempt_count: number; next_attempt_at: string | null; locked_by: string | null };
-    return (rows as Row[]).map((row) => ({
-      eventId: row.event_id,
-      status: row.status,
-      attemptCount: Number(row.attempt_count),
-      nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
-      lockedBy: row.locked_by,
-    }));
+    const [rows] = await connection.query(sql);
+    return rows as T[];
   } finally {
     await connection.end();
   }
+}
+
+/** The deliveries as stored, read from the library's webhook_deliveries table. */
+export async function deliveryRows(database: BenchDatabase): Promise<DeliveryRow[]> {
+  type Row = { event_id: string; status: string; attempt_count: number; next_attempt_at: string | null; locked_by: string | null };
+  const rows = await queryRows<Row>(database, 'SELECT event_id, status, attempt_count, next_attempt_at, locked_by FROM webhook_deliveries');
+  return rows.map((row) => ({
+    eventId: row.event_id,
+    status: row.status,
+    attemptCount: Number(row.attempt_count),
+    nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
+    lockedBy: row.locked_by,
+  }));
 }
 
 /** Event ids received more than once, and how many extra requests they cost. */

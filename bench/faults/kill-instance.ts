@@ -1,4 +1,3 @@
-import { createConnection } from 'mysql2/promise';
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from '../../src/notifications/delivery/http/webhook-sender';
 import { partitionLeaseMs } from '../../src/notifications/delivery/partitions/partition-ownership';
 import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
@@ -6,11 +5,12 @@ import { sleep, wallMs } from '../lib/clock';
 import type { DatabaseServer } from '../lib/databases';
 import type { ReceiverStats } from '../lib/receiver-types';
 import { type MainProcess, type ServiceEnvInput, startMainProcess } from '../lib/services';
-import { benchEvents, enableWebhooks } from '../lib/workload';
+import { benchEvents, enableWebhooks, userOfEvent } from '../lib/workload';
 import {
   type AttemptsByEvent,
   type DeliveryRow,
   type FaultRun,
+  queryRows,
   checkAllDelivered,
   deliveryRows,
   duplicatesOf,
@@ -214,7 +214,7 @@ function leaseKey(row: DeliveryRow): string {
 /** Each held partition's holder and lease end as the partitions table says, read right before the kill. */
 async function partitionHolders(run: FaultRun): Promise<Map<number, { holder: string; until: number }>> {
   const rows = await queryRows<{ user_partition: number; holder: string; lease_until: number | string }>(
-    run,
+    run.database,
     'SELECT user_partition, holder, lease_until FROM webhook_partitions WHERE holder IS NOT NULL',
   );
   return new Map(rows.map((row) => [Number(row.user_partition), { holder: row.holder, until: Number(row.lease_until) }]));
@@ -229,7 +229,7 @@ async function partitionsOfSilentHolder(
   holders: ReadonlyMap<number, { holder: string; until: number }>,
 ): Promise<Map<number, number>> {
   const aliveUntil = () =>
-    queryRows<{ holder: string; alive_until: number | string }>(run, 'SELECT holder, alive_until FROM webhook_delivery_instances');
+    queryRows<{ holder: string; alive_until: number | string }>(run.database, 'SELECT holder, alive_until FROM webhook_delivery_instances');
   const before = new Map((await aliveUntil()).map((row) => [row.holder, Number(row.alive_until)]));
   await sleep(6_000);
   const silent = (await aliveUntil()).filter((row) => before.get(row.holder) === Number(row.alive_until)).map((row) => row.holder);
@@ -251,19 +251,9 @@ function deliveringAgain(
   for (const list of attempts.values())
     for (const attempt of list) {
       if (attempt.seq === null || attempt.at < killedAt) continue;
-      const partition = partitionOf(1 + (attempt.seq % users));
+      const partition = partitionOf(userOfEvent(attempt.seq, users));
       if (partitions.has(partition)) firstAfterKill.set(partition, Math.min(firstAfterKill.get(partition) ?? Infinity, attempt.at));
     }
   const times = [...firstAfterKill.values()].map((at) => Math.round(at - killedAt));
   return { firstMs: times.length > 0 ? Math.min(...times) : null, lastMs: times.length > 0 ? Math.max(...times) : 0 };
-}
-
-async function queryRows<T>(run: FaultRun, sql: string): Promise<T[]> {
-  const connection = await createConnection({ uri: run.database.url! });
-  try {
-    const [rows] = await connection.query(sql);
-    return rows as T[];
-  } finally {
-    await connection.end();
-  }
 }

@@ -18,9 +18,14 @@ export interface BenchEvent {
   payload: { seq: number; t?: number; amount: string; currency: string; rate: string; periodDays: number };
 }
 
-/** Event `seq` goes to user 1 + seq mod users, on the one type that user enabled. */
+/** The user event `seq` goes to: 1 + seq mod users. */
+export function userOfEvent(seq: number, users: number): number {
+  return 1 + (seq % users);
+}
+
+/** Event `seq` goes to {@link userOfEvent}, on the one type that user enabled. */
 export function benchEvent(seq: number, users: number): BenchEvent {
-  const userId = 1 + (seq % users);
+  const userId = userOfEvent(seq, users);
   return {
     userId,
     type: typeOfUser(userId),
