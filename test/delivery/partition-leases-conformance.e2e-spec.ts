@@ -89,16 +89,16 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
     expect(await names('b', later, later + LEASE_MS, null)).toEqual(['b', 'd']);
   });
 
-  it('heartbeat tells each live holder when a receiver last answered it, as that holder said last', async () => {
+  it('heartbeat tells each live holder until when it said it is alive, and when a receiver last answered it', async () => {
     await leases.heartbeat('a', NOW, NOW + LEASE_MS, NOW - 5_000);
-    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS, null)).toEqual([
-      { holder: 'a', answeredAt: NOW - 5_000 },
-      { holder: 'b', answeredAt: null },
+    expect(await leases.heartbeat('b', NOW + 1, NOW + 1 + LEASE_MS, null)).toEqual([
+      { holder: 'a', aliveUntil: NOW + LEASE_MS, answeredAt: NOW - 5_000 },
+      { holder: 'b', aliveUntil: NOW + 1 + LEASE_MS, answeredAt: null },
     ]);
-    await leases.heartbeat('a', NOW + 2, NOW + LEASE_MS, NOW + 1);
-    expect(await leases.heartbeat('b', NOW + 3, NOW + LEASE_MS, NOW + 3)).toEqual([
-      { holder: 'a', answeredAt: NOW + 1 },
-      { holder: 'b', answeredAt: NOW + 3 },
+    await leases.heartbeat('a', NOW + 2, NOW + 2 + LEASE_MS, NOW + 1);
+    expect(await leases.heartbeat('b', NOW + 3, NOW + 3 + LEASE_MS, NOW + 3)).toEqual([
+      { holder: 'a', aliveUntil: NOW + 2 + LEASE_MS, answeredAt: NOW + 1 },
+      { holder: 'b', aliveUntil: NOW + 3 + LEASE_MS, answeredAt: NOW + 3 },
     ]);
   });
 
@@ -179,7 +179,9 @@ describe.each([memory, ...sql])('PartitionLeases conformance: $name', (kind) => 
     await leases.leave('a');
     for (const partition of [1, 2, 200]) expect(await harness.partition(partition)).toEqual({ holder: null, leaseUntil: 0, epoch: 1 });
     expect(await harness.partition(3)).toEqual({ holder: 'b', leaseUntil: NOW + LEASE_MS, epoch: 1 });
-    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS, null)).toEqual([{ holder: 'b', answeredAt: null }]);
+    expect(await leases.heartbeat('b', NOW + 1, NOW + LEASE_MS, null)).toEqual([
+      { holder: 'b', aliveUntil: NOW + LEASE_MS, answeredAt: null },
+    ]);
     expect(await leases.take('b', [1, 2, 3, 200], NOW + 1, NOW + 1 + LEASE_MS)).toEqual([
       { partition: 1, epoch: 2 },
       { partition: 2, epoch: 2 },

@@ -36,7 +36,7 @@ export class InMemoryPartitionLeases extends PartitionLeases {
     this.instances.set(holder, { aliveUntil: until, answeredAt });
     for (const [other, { aliveUntil }] of this.instances) if (aliveUntil < now - FORGET_AFTER_MS) this.instances.delete(other);
     const alive = [...this.instances].filter(([, instance]) => instance.aliveUntil > now);
-    return Promise.resolve(alive.map(([name, instance]) => ({ holder: name, answeredAt: instance.answeredAt })).sort(byHolder));
+    return Promise.resolve(alive.map(([name, { aliveUntil, answeredAt }]) => ({ holder: name, aliveUntil, answeredAt })).sort(byHolder));
   }
 
   renew(holder: string, held: readonly PartitionLease[], now: number, until: number): Promise<PartitionLease[]> {

@@ -132,7 +132,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
  */
 const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'circuits-not-kept': 9,
-  'circuits-not-inherited': 2,
+  'circuits-not-inherited': 7,
   'claims-take-leased-rows': 1,
   'records-count-twice': 1,
   'retries-due-at-once': 1,
@@ -143,11 +143,11 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
   'cap-raised': 1,
-  'probes-unguarded': 3,
+  'probes-unguarded': 1,
   'answered-probes-fail': 3,
   'partitions-unfenced': 1,
-  'polls-find-nothing': 1,
-  'egress-ignored': 9,
+  'polls-find-nothing': 2,
+  'egress-ignored': 8,
   'claims-ignore-order': 1,
   'announces-twice': 1,
   'wake-ups-reject': 1,

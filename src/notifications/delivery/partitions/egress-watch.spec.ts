@@ -3,8 +3,8 @@ import { EGRESS_STAND_DOWN_MS, EGRESS_WINDOW_MS, EgressWatch } from './egress-wa
 
 const T = 1_800_000_000_000;
 const others = (answeredAt: number | null) => [
-  { holder: 'me', answeredAt: null },
-  { holder: 'other', answeredAt },
+  { holder: 'me', aliveUntil: T + 60_000, answeredAt: null },
+  { holder: 'other', aliveUntil: T + 60_000, answeredAt },
 ];
 
 /** A watch that saw `endpoints` unreachable from here, one a second from T. */
@@ -26,7 +26,9 @@ describe('EgressWatch: an instance that reaches no receiver while another does s
   it('does not when no other instance got an answer either (the receivers, or every network, are down)', () => {
     expect(watchWithUnreachable(5).standsDown(T + 5_000, 'me', others(null))).toBe(false);
     expect(watchWithUnreachable(5).standsDown(T + 5_000, 'me', others(T - EGRESS_WINDOW_MS))).toBe(false);
-    expect(watchWithUnreachable(5).standsDown(T + 5_000, 'me', [{ holder: 'me', answeredAt: T + 4_000 }])).toBe(false);
+    expect(watchWithUnreachable(5).standsDown(T + 5_000, 'me', [{ holder: 'me', aliveUntil: T + 60_000, answeredAt: T + 4_000 }])).toBe(
+      false,
+    );
   });
 
   it('does not while a receiver answered it within the window, and an answer clears what failed before', () => {

@@ -5,9 +5,10 @@ export const EGRESS_UNREACHABLE_ENDPOINTS = 3;
 /** How long an instance that stood down delivers nothing before it takes its share of the partitions again. */
 export const EGRESS_STAND_DOWN_MS = 60_000;
 
-/** An instance alive in the partitions table, and when it last got an answer from a receiver (its clock), if ever. */
+/** An instance alive in the partitions table: until when it said so, and when a receiver last answered it (its clock), if ever. */
 export interface AliveInstance {
   readonly holder: string;
+  readonly aliveUntil: number;
   readonly answeredAt: number | null;
 }
 

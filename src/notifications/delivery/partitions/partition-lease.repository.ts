@@ -41,11 +41,15 @@ export class PartitionLeaseRepository extends PartitionLeases {
       [holder, until, answeredAt, this.wakeUrl],
     );
     await this.write('DELETE FROM webhook_delivery_instances WHERE alive_until < ?', [now - FORGET_AFTER_MS]);
-    const rows = await this.dataSource.query<{ holder: string; answered_at: number | string | null }[]>(
-      'SELECT holder, answered_at FROM webhook_delivery_instances WHERE alive_until > ? ORDER BY holder',
+    const rows = await this.dataSource.query<{ holder: string; alive_until: number | string; answered_at: number | string | null }[]>(
+      'SELECT holder, alive_until, answered_at FROM webhook_delivery_instances WHERE alive_until > ? ORDER BY holder',
       [now],
     );
-    return rows.map((row) => ({ holder: row.holder, answeredAt: row.answered_at === null ? null : Number(row.answered_at) }));
+    return rows.map((row) => ({
+      holder: row.holder,
+      aliveUntil: Number(row.alive_until),
+      answeredAt: row.answered_at === null ? null : Number(row.answered_at),
+    }));
   }
 
   async wakeUrls(now: number): Promise<ReadonlyMap<number, string>> {

@@ -1,12 +1,18 @@
 import { InMemoryPartitionLeases } from '../../../../test/simulation/in-memory-partition-leases';
 import { Clock, type ClockTimer } from '../../clock/clock';
 import { deliverySettings } from '../delivery-settings';
-import { PARTITION_MIN_HOLD_MS, PartitionOwnership, partitionLeaseMs, type PartitionListener } from './partition-ownership';
+import {
+  PARTITION_MIN_HOLD_MS,
+  PARTITION_RENEW_MS,
+  PartitionOwnership,
+  partitionLeaseMs,
+  type PartitionListener,
+} from './partition-ownership';
 import { PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 
 /** A clock each test moves by hand; its interval never fires (each test runs the rounds itself), its timeouts when told. */
 class HandClock extends Clock {
-  readonly timeouts: (() => void)[] = [];
+  readonly timeouts: { readonly run: () => void; readonly at: number }[] = [];
   constructor(public current = 1_000_000) {
     super();
   }
@@ -16,13 +22,21 @@ class HandClock extends Clock {
   override setInterval(): ClockTimer {
     return { cancel: () => undefined };
   }
-  override setTimeout(run: () => void): ClockTimer {
-    this.timeouts.push(run);
-    return { cancel: () => this.timeouts.splice(this.timeouts.indexOf(run), 1) };
+  override setTimeout(run: () => void, ms: number): ClockTimer {
+    const timeout = { run, at: this.current + ms };
+    this.timeouts.push(timeout);
+    return { cancel: () => this.timeouts.splice(this.timeouts.indexOf(timeout), 1) };
   }
   /** Runs the timeouts armed so far. */
   fire(): void {
-    for (const run of this.timeouts.splice(0)) run();
+    for (const { run } of this.timeouts.splice(0)) run();
+  }
+  /** Moves to `at` and runs the timeouts due by then. */
+  advanceTo(at: number): void {
+    this.current = at;
+    const due = this.timeouts.filter((timeout) => timeout.at <= at);
+    for (const timeout of due) this.timeouts.splice(this.timeouts.indexOf(timeout), 1);
+    for (const { run } of due) run();
   }
 }
 
@@ -113,6 +127,31 @@ describe('PartitionOwnership', () => {
     expect(heldBy(leases, 'a').every((partition) => before.a.includes(partition))).toBe(true);
     expect(heldBy(leases, 'b').every((partition) => before.b.includes(partition))).toBe(true);
     expect(heldBy(leases, 'a').length + heldBy(leases, 'b').length + heldBy(leases, 'c').length).toBe(PARTITION_COUNT);
+  });
+
+  it("takes an instance's share as its word that it is alive ends (killed), not at its own next round", async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    const b = instance(leases, clock, 'b');
+    await b.start();
+    clock.current += PARTITION_MIN_HOLD_MS;
+    await a.ownership.cycle();
+    await b.ownership.cycle(); // b takes its share; this is its last round
+    await b.ownership.stop(false); // kill -9: its partitions are not given back
+    const ofB = heldBy(leases, 'b');
+    expect(ofB.length).toBeGreaterThan(0);
+    const bAliveUntil = clock.now() + LEASE_MS;
+    // a's rounds every 5 s: b is alive at each; the last one before b's word ends sees it end before a's next.
+    while (clock.now() + PARTITION_RENEW_MS < bAliveUntil) {
+      clock.current += PARTITION_RENEW_MS;
+      await a.ownership.cycle();
+    }
+    expect(heldBy(leases, 'b')).toEqual(ofB);
+    clock.advanceTo(bAliveUntil); // still alive
+    expect(heldBy(leases, 'b')).toEqual(ofB);
+    clock.advanceTo(bAliveUntil + 1);
+    await vi.waitFor(() => expect(heldBy(leases, 'a')).toHaveLength(PARTITION_COUNT));
+    expect(a.ownership.count).toBe(PARTITION_COUNT);
   });
 
   it('drops a partition at once when its renewal changes nothing: another instance took it after the lease ended', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import type { Clock, ClockTimer } from '../../clock/clock';
 import { type DeliverySettings, LEASE_MARGIN_MS } from '../delivery-settings';
-import { EGRESS_STAND_DOWN_MS, EGRESS_WINDOW_MS, EgressWatch } from './egress-watch';
+import { type AliveInstance, EGRESS_STAND_DOWN_MS, EGRESS_WINDOW_MS, EgressWatch } from './egress-watch';
 import type { KeptCircuit } from './kept-circuit';
 import type { PartitionLease, PartitionLeases } from './partition-leases';
 import { type Ownership, PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
@@ -64,6 +64,8 @@ export class PartitionOwnership {
   private listener: PartitionListener | null = null;
   private timer: ClockTimer | null = null;
   private retry: ClockTimer | null = null;
+  /** A round when another instance's word that it is alive ends ({@link watchLapse}). */
+  private lapse: { readonly at: number; readonly timer: ClockTimer } | null = null;
   private cycling: Promise<void> | null = null;
   private stopped = false;
   private failing = false;
@@ -210,6 +212,8 @@ export class PartitionOwnership {
     this.timer = null;
     this.retry?.cancel();
     this.retry = null;
+    this.lapse?.timer.cancel();
+    this.lapse = null;
     if (this.mode !== 'leased' || !giveBack) return;
     await this.cycling;
     const count = this.held.size;
@@ -253,6 +257,7 @@ export class PartitionOwnership {
         alive = await this.leases.heartbeat(this.holder, sentAt, sentAt, this.egress.answeredAt);
       } else this.logger.log('Partitions: back from standing down; taking a share again');
     }
+    this.watchLapse(alive);
     const wanted = this.wantedAmong(alive.map((instance) => instance.holder));
     await this.giveBack(wanted, sentAt);
     const missing: number[] = [];
@@ -378,6 +383,26 @@ export class PartitionOwnership {
     this.logger.log(
       `Partitions: gave back ${partitions.length} (${describe(partitions)}) to other instances; owns ${this.count} of ${PARTITION_COUNT}`,
     );
+  }
+
+  /**
+   * Another instance that stopped saying it is alive (killed, paused, cut off from the database) and whose word ends
+   * before this instance's next round: a round runs as it ends, so the share of its partitions that rendezvous now gives
+   * this one is taken at once (their leases end with it), not up to a renewal interval later.
+   */
+  private watchLapse(alive: readonly AliveInstance[]): void {
+    const now = this.clock.now();
+    let at = Number.POSITIVE_INFINITY;
+    for (const other of alive)
+      if (other.holder !== this.holder && other.aliveUntil < now + PARTITION_RENEW_MS) at = Math.min(at, other.aliveUntil + 1);
+    if (at === Number.POSITIVE_INFINITY || (this.lapse !== null && this.lapse.at <= at)) return;
+    this.lapse?.timer.cancel();
+    const timer = this.clock.setTimeout(() => {
+      this.lapse = null;
+      // After the round in flight, if any: it counted that instance alive.
+      void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
+    }, at - now);
+    this.lapse = { at, timer };
   }
 
   /** One more round {@link TAKE_RETRY_MS} from now (one pending at a time). */
