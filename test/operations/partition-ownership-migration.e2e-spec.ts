@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { databaseOptions } from '../../src/service/database/database-options';
-import { PartitionOwnership1765000000000 } from '../../src/notifications/migrations/1765000000000-partition-ownership';
+import { PartitionLeaseRepository } from '../../src/notifications/delivery/partitions/partition-lease.repository';
+import { PartitionOwnership1765000000000, PREVIOUS_VERSION } from '../../src/notifications/migrations/1765000000000-partition-ownership';
 import { AddInstanceAnsweredAt1765100000000 } from '../../src/notifications/migrations/1765100000000-add-instance-answered-at';
 import { CreateEndpointCircuits1765500000000 } from '../../src/notifications/migrations/1765500000000-create-endpoint-circuits';
 import { NOTIFICATIONS_MIGRATIONS } from '../../src/notifications/notifications.schema';
@@ -14,6 +15,16 @@ const through = (migration: (typeof NOTIFICATIONS_MIGRATIONS)[number]) =>
   NOTIFICATIONS_MIGRATIONS.slice(0, NOTIFICATIONS_MIGRATIONS.indexOf(migration) + 1);
 const REPLACED = ['webhook_endpoint_failures', 'webhook_endpoint_probes', 'webhook_endpoint_slots'];
 const ADDED = ['webhook_delivery_instances', 'webhook_partitions'];
+const NOW = 1_800_000_000_000;
+
+/** Runs `use` with `dataSource`, then closes it. */
+async function withDataSource<T>(dataSource: DataSource, use: (dataSource: DataSource) => Promise<T>): Promise<T> {
+  try {
+    return await use(dataSource);
+  } finally {
+    await dataSource.destroy();
+  }
+}
 
 describeEachDatabase('partition ownership migration on an existing $name database', (kind) => {
   let database: TestDatabase;
@@ -89,13 +100,16 @@ describeEachDatabase('partition ownership migration on an existing $name databas
         expect.arrayContaining(['ix_webhook_deliveries_due', 'ix_webhook_deliveries_partition_due']),
       );
       if (mysql) {
-        // No default on MySQL/MariaDB: an insert that forgets the partition is refused, not put in partition 0.
-        await after.query("INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ('e9', 9, 'RATE_SPIKE', '{}', 1)");
-        await expect(
-          after.query(
-            "INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e9', 9, 'RATE_SPIKE', 'PENDING', 0, 1, 1)",
-          ),
-        ).rejects.toThrow(/user_partition/);
+        // An instance of the previous version (it knows no partition column) still publishes during a rolling deploy.
+        await after.query("INSERT INTO webhook_events (id, user_id, type, body, created_at) VALUES ('e9', 300, 'RATE_SPIKE', '{}', 1)");
+        await after.query(
+          "INSERT INTO webhook_deliveries (event_id, user_id, type, status, attempt_count, created_at, updated_at) VALUES ('e9', 300, 'RATE_SPIKE', 'PENDING', 0, 1, 1)",
+        );
+        const [published] = await after.query<{ user_partition: unknown }[]>(
+          "SELECT user_partition FROM webhook_deliveries WHERE event_id = 'e9'",
+        );
+        expect(Number(published.user_partition)).toBe(44);
+        await after.query("DELETE FROM webhook_deliveries WHERE event_id = 'e9'");
       }
 
       await after.undoLastMigration();
@@ -109,6 +123,33 @@ describeEachDatabase('partition ownership migration on an existing $name databas
     } finally {
       await after.destroy();
     }
+  });
+
+  it('holds every partition for the previous version until the last slot it held ends: no new instance sends before', async () => {
+    await withDataSource(await connect(WITH), async (before) => {
+      await before.undoLastMigration(); // back to before the partitions, from the previous test's state
+      for (const [slot, heldUntil] of [
+        [0, NOW + 40_000], // a request of the previous version in flight as the migration runs
+        [1, NOW - 1_000], // a slot held earlier
+        [2, 0], // released
+      ])
+        await before.query(
+          `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ('1 a.example:443', ${slot}, 'old', ${heldUntil})`,
+        );
+    });
+    await withDataSource(await connect(WITH), async (after) => {
+      await after.runMigrations();
+      const partitions = await after.query<{ holder: string | null; lease_until: unknown }[]>(
+        'SELECT holder, lease_until FROM webhook_partitions',
+      );
+      expect(partitions).toHaveLength(256);
+      expect(new Set(partitions.map((row) => `${row.holder} ${Number(row.lease_until)}`))).toEqual(
+        new Set([`${PREVIOUS_VERSION} ${NOW + 40_000}`]),
+      );
+      const leases = new PartitionLeaseRepository(after);
+      expect(await leases.take('new', [0, 1, 255], NOW + 40_000, NOW + 60_000)).toEqual([]);
+      expect(await leases.take('new', [0, 1, 255], NOW + 40_001, NOW + 60_000)).toHaveLength(3);
+    });
   });
 
   it('then tells when a receiver last answered each instance (null until one did), and reverts keeping the instances', async () => {

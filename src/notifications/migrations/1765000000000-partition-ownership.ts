@@ -4,6 +4,10 @@ import { isMySql } from '../common/database/is-mysql';
 /** The partitions users hash into (`PARTITION_COUNT` when this migration was written; a change needs a migration of its own). */
 const PARTITIONS = 256;
 const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
+/** The holder of every partition until the last slot held by an instance of the previous version ends. */
+export const PREVIOUS_VERSION = 'instances of the previous version';
+/** Where the slot table goes while its last holds are read: out of reach of the previous version's instances. */
+const RETIRED_SLOTS = 'webhook_endpoint_slots_retired';
 
 /** The per-endpoint tables this migration replaces, as 1764300000000, 1764800000000 and 1764900000000 made them (for `down`). */
 const REPLACED_TABLES = {
@@ -61,9 +65,16 @@ type TableDefinition = { readonly columns: readonly (readonly [string, string])[
  * instances alive. The request slots, probes and failure counts (`webhook_endpoint_slots`, `_probes`, `_failures`)
  * become the owner's memory: their tables go.
  *
- * The column is added in place on both dialects (see 1764000000000 for why SQLite must not rebuild tables). SQLite
- * adds a NOT NULL column only with a default, so there it defaults to 0: one process delivers from SQLite and claims
- * every partition, whatever a row says. MySQL/MariaDB get no default: an insert that forgets the partition fails.
+ * The column is added in place on both dialects (see 1764000000000 for why SQLite must not rebuild tables). On
+ * MySQL/MariaDB it defaults to the user's partition (where the server has expression defaults: MariaDB 10.2, MySQL
+ * 8.0.13), so instances of the previous version, which know no such column, still publish while the new one rolls out. SQLite adds a NOT NULL column only with a constant default, so there it
+ * is 0: one process delivers from SQLite and claims every partition, whatever a row says.
+ *
+ * Instances of the previous version may still be delivering as this runs (a rolling deploy). The slot table is first
+ * moved out of their reach (one rename): from then on none of them can take a slot, so none starts a request. Those
+ * already sent hold slots until at most the latest `held_until`; the partitions are made held by
+ * {@link PREVIOUS_VERSION} until then, so no new instance takes one, and so sends to an endpoint, before every request
+ * of the old version has ended: the per-endpoint cap holds across the switch.
  */
 export class PartitionOwnership1765000000000 implements MigrationInterface {
   name = 'PartitionOwnership1765000000000';
@@ -71,22 +82,35 @@ export class PartitionOwnership1765000000000 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const mysql = isMySql(queryRunner.connection);
     const q = quoting(mysql);
-    await queryRunner.query(
-      `ALTER TABLE ${q('webhook_deliveries')} ADD COLUMN ${q('user_partition')} smallint NOT NULL${mysql ? '' : ' DEFAULT (0)'}`,
-    );
+    // First: no instance of the previous version takes a slot from here on.
+    await queryRunner.query(`ALTER TABLE ${q('webhook_endpoint_slots')} RENAME TO ${q(RETIRED_SLOTS)}`);
     // As partitionOf: non-negative for any user id.
-    await queryRunner.query(
-      `UPDATE ${q('webhook_deliveries')} SET ${q('user_partition')} = ((${q('user_id')} % ${PARTITIONS}) + ${PARTITIONS}) % ${PARTITIONS}`,
-    );
+    const partitionOfUser = `((${q('user_id')} % ${PARTITIONS}) + ${PARTITIONS}) % ${PARTITIONS}`;
+    const addColumn = (defaultValue: string) =>
+      queryRunner.query(`ALTER TABLE ${q('webhook_deliveries')} ADD COLUMN ${q('user_partition')} smallint NOT NULL${defaultValue}`);
+    if (!mysql) await addColumn(' DEFAULT (0)');
+    else
+      await addColumn(` DEFAULT (${partitionOfUser})`).catch(
+        // Servers without expression defaults (MySQL before 8.0.13): none, and the previous version cannot publish meanwhile.
+        () => addColumn(''),
+      );
+    await queryRunner.query(`UPDATE ${q('webhook_deliveries')} SET ${q('user_partition')} = ${partitionOfUser}`);
     await queryRunner.query(
       `CREATE INDEX ${q(DUE_BY_PARTITION)} ON ${q('webhook_deliveries')} (${['status', 'user_partition', 'next_attempt_at'].map(q).join(', ')})`,
     );
     for (const [table, definition] of Object.entries(NEW_TABLES)) await createTable(queryRunner, table, definition);
-    const rows = Array.from({ length: PARTITIONS }, (_, partition) => `(${partition}, NULL, 0, 0)`);
+    const [{ until }] = (await queryRunner.query(`SELECT MAX(${q('held_until')}) AS ${q('until')} FROM ${q(RETIRED_SLOTS)}`)) as {
+      until: number | string | null;
+    }[];
+    const heldUntil = Number(until ?? 0);
+    const holder = heldUntil > 0 ? `'${PREVIOUS_VERSION}'` : 'NULL';
+    const rows = Array.from({ length: PARTITIONS }, (_, partition) => `(${partition}, ${holder}, ${heldUntil}, 0)`);
     await queryRunner.query(
       `INSERT INTO ${q('webhook_partitions')} (${['user_partition', 'holder', 'lease_until', 'epoch'].map(q).join(', ')}) VALUES ${rows.join(', ')}`,
     );
-    for (const table of Object.keys(REPLACED_TABLES)) await queryRunner.query(`DROP TABLE ${q(table)}`);
+    await queryRunner.query(`DROP TABLE ${q(RETIRED_SLOTS)}`);
+    for (const table of Object.keys(REPLACED_TABLES).filter((name) => name !== 'webhook_endpoint_slots'))
+      await queryRunner.query(`DROP TABLE ${q(table)}`);
   }
 
   /** The replaced tables come back empty: the instances of the older version make their rows again as they deliver. */
