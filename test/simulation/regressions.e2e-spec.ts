@@ -121,6 +121,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     found: "no-spurious-skip (the invariant): an answer sent 181 ms after a failure, within the clocks' 2 s skew, read as newer",
   },
   {
+    seed: 142534,
+    found: 'prompt-pickup: a take whose answer was lost held what a joining instance should own, unclaimed, for a lease',
+  },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },

@@ -225,6 +225,28 @@ describe('PartitionOwnership', () => {
     expect(a.gained()).toBe(1);
   });
 
+  it('gives back what a take whose answer was lost gave it, once another instance should own it (seed 142534)', async () => {
+    const a = instance(leases, clock, 'a');
+    const take = leases.take.bind(leases);
+    let loseAnswer = true;
+    leases.take = async (...args) => {
+      const taken = await take(...args);
+      if (loseAnswer) throw new Error('connection reset after COMMIT');
+      return taken;
+    };
+    await a.start(); // alone: it asked for all 256, and does not know it got them
+    loseAnswer = false;
+    const b = instance(leases, clock, 'b');
+    await b.start(); // b's share is a's in the table
+    expect(heldBy(leases, 'b')).toEqual([]);
+    clock.fire(); // a's round a second later: it takes its share, and gives back b's
+    await a.ownership.cycle();
+    const shareOfB = Array.from({ length: PARTITION_COUNT }, (_, p) => p).filter((p) => preferredHolder(['a', 'b'], p) === 'b');
+    expect(heldBy(leases, 'a')).toEqual(Array.from({ length: PARTITION_COUNT }, (_, p) => p).filter((p) => !shareOfB.includes(p)));
+    await b.ownership.cycle(); // not a lease (27 s) later
+    expect(heldBy(leases, 'b')).toEqual(shareOfB);
+  });
+
   it("keeps a circuit only while it holds the user's partition, never over what the partition's new owner kept", async () => {
     const a = instance(leases, clock, 'a');
     await a.start();

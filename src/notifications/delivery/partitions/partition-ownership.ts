@@ -61,6 +61,11 @@ export class PartitionOwnership {
   private readonly held = new Map<number, Held>();
   /** Held partitions moving to another instance: nothing new starts there; given back once none of their attempts is in flight. */
   private readonly leaving = new Set<number>();
+  /**
+   * Partitions a take may have given this instance without its knowing (the answer was lost, or their circuits could not
+   * be read): those no longer its to own are given back at its next round, not left held, unclaimed, for a whole lease.
+   */
+  private readonly unsure = new Set<number>();
   private listener: PartitionListener | null = null;
   private timer: ClockTimer | null = null;
   private retry: ClockTimer | null = null;
@@ -260,9 +265,12 @@ export class PartitionOwnership {
     this.watchLapse(alive);
     const wanted = this.wantedAmong(alive.map((instance) => instance.holder));
     await this.giveBack(wanted, sentAt);
+    await this.releaseStrays(wanted);
     const missing: number[] = [];
     for (const partition of wanted) if (!this.held.has(partition)) missing.push(partition);
+    for (const partition of missing) this.unsure.add(partition);
     const taken = missing.length > 0 ? await this.leases.take(this.holder, missing, sentAt, until) : [];
+    for (const partition of missing) this.unsure.delete(partition);
     if (
       taken.length > 0 &&
       !(await this.inherit(
@@ -318,6 +326,7 @@ export class PartitionOwnership {
       this.listener?.inherited(await this.leases.circuitsOf(partitions, now), new Set(partitions));
       return true;
     } catch (error) {
+      for (const partition of partitions) this.unsure.add(partition);
       this.logger.warn(
         `Partitions: took ${partitions.length} but could not read their circuits (${(error as Error).message}); again in a second`,
       );
@@ -403,6 +412,18 @@ export class PartitionOwnership {
       void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
     }, at - now);
     this.lapse = { at, timer };
+  }
+
+  /**
+   * Gives back what a take whose answer was lost may have given this instance and rendezvous now gives another (seed
+   * 142534: an instance's first take, alone, took all 256; a second instance joined before its next round, which took
+   * only its share; the rest stayed held in the table, by nobody that claims, until the lease ended 27 s later). Nothing
+   * of them started here: only partitions it knows it holds are claimed.
+   */
+  private async releaseStrays(wanted: ReadonlySet<number>): Promise<void> {
+    const strays = [...this.unsure].filter((partition) => !wanted.has(partition) && !this.held.has(partition));
+    if (strays.length > 0) await this.leases.release(this.holder, strays);
+    this.unsure.clear();
   }
 
   /** One more round {@link TAKE_RETRY_MS} from now (one pending at a time). */
