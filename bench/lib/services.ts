@@ -30,6 +30,10 @@ export interface ServiceEnvInput {
   };
   /** Whether the instance says where the others wake it (`DELIVERY_WAKE_URL`, its own port). */
   readonly wakeable?: boolean;
+  /** `PROCESS_ROLE`; default `all`. */
+  readonly role?: 'all' | 'api' | 'worker';
+  /** The service to start (another version's build, say); default this checkout's `dist/service/main.js`. */
+  readonly main?: string;
 }
 
 /** The `authorization` header of a user of the benched service. */
@@ -65,6 +69,7 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
     ...optional('DELIVERY_PER_ENDPOINT_CONCURRENCY', tuning.perEndpointConcurrency),
     ...optional('DELIVERY_CIRCUIT_FAILURES', tuning.circuitFailures),
     ...optional('DELIVERY_CIRCUIT_COOL_DOWN_MS', tuning.circuitCoolDownMs),
+    ...(input.role ? { PROCESS_ROLE: input.role } : {}),
     ...(input.wakeable ? { DELIVERY_WAKE_URL: `http://127.0.0.1:${port}/api/v1/internal/notifications/wake` } : {}),
   };
 }
@@ -153,7 +158,7 @@ export async function startMainProcess(input: ServiceEnvInput, logDir: string, l
   for (let attempt = 1; ; attempt++) {
     const chosenPort = port ?? (await freePort());
     const log = openSync(logFile, 'a');
-    const child = spawn(process.execPath, [join(DIST, 'service', 'main.js')], {
+    const child = spawn(process.execPath, [input.main ?? join(DIST, 'service', 'main.js')], {
       cwd: logDir,
       env: serviceEnv(input, chosenPort),
       stdio: ['ignore', log, log],
