@@ -89,8 +89,9 @@ async function main(): Promise<void> {
       log(`${label} up (${role})`);
     };
     const stop = async (label: string) => {
-      await running.get(label)!.stop();
-      running.delete(label);
+      const instance = running.get(label)!;
+      running.delete(label); // no more publishes to it (a load balancer takes it out before it stops)
+      await instance.stop();
       log(`${label} stopped`);
     };
     await start('old-1', oldMain, 'all');
@@ -163,7 +164,7 @@ async function main(): Promise<void> {
     await Promise.all([...running.values()].map((instance) => instance.stop()));
     receiver.close();
     await database.drop();
-    execFileSync('git', ['worktree', 'remove', '--force', oldDir], { cwd: ROOT, stdio: 'ignore' });
+    if (existsSync(oldDir)) execFileSync('git', ['worktree', 'remove', '--force', oldDir], { cwd: ROOT, stdio: 'ignore' });
     rmSync(scratch, { recursive: true, force: true });
   }
 }

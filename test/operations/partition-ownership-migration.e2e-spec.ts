@@ -152,6 +152,30 @@ describeEachDatabase('partition ownership migration on an existing $name databas
     });
   });
 
+  it('resumes a run that stopped half-way (each DDL statement commits alone on MySQL/MariaDB)', async () => {
+    await withDataSource(await connect(WITH), async (dataSource) => {
+      await dataSource.undoLastMigration();
+      await dataSource.query(
+        `INSERT INTO webhook_endpoint_slots (endpoint, slot, holder, held_until) VALUES ('1 a.example:443', 0, 'old', ${NOW + 40_000})`,
+      );
+      // The first two statements of a run that failed at the third:
+      await dataSource.query('ALTER TABLE webhook_endpoint_slots RENAME TO webhook_endpoint_slots_retired');
+      await dataSource.query('ALTER TABLE webhook_deliveries ADD COLUMN user_partition smallint NOT NULL DEFAULT 0');
+      expect((await dataSource.runMigrations()).map((m) => m.name)).toEqual(['PartitionOwnership1765000000000']);
+      const deliveries = await dataSource.query<{ user_partition: unknown }[]>('SELECT user_partition FROM webhook_deliveries ORDER BY id');
+      expect(deliveries.map((row) => Number(row.user_partition))).toEqual([1, 0, 44, 255]);
+      const partitions = await dataSource.query<{ holder: string | null; lease_until: unknown }[]>(
+        'SELECT holder, lease_until FROM webhook_partitions',
+      );
+      expect(partitions).toHaveLength(256);
+      expect(new Set(partitions.map((row) => `${row.holder} ${Number(row.lease_until)}`))).toEqual(
+        new Set([`${PREVIOUS_VERSION} ${NOW + 40_000}`]),
+      );
+      const current = await tables(dataSource);
+      for (const table of [...REPLACED, 'webhook_endpoint_slots_retired']) expect(current).not.toContain(table);
+    });
+  });
+
   it('then tells when a receiver last answered each instance (null until one did), and reverts keeping the instances', async () => {
     const latest = await connect(through(AddInstanceAnsweredAt1765100000000));
     try {

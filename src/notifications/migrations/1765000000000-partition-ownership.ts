@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { isMySql } from '../common/database/is-mysql';
 
@@ -67,50 +68,52 @@ type TableDefinition = { readonly columns: readonly (readonly [string, string])[
  *
  * The column is added in place on both dialects (see 1764000000000 for why SQLite must not rebuild tables). On
  * MySQL/MariaDB it defaults to the user's partition (where the server has expression defaults: MariaDB 10.2, MySQL
- * 8.0.13), so instances of the previous version, which know no such column, still publish while the new one rolls out. SQLite adds a NOT NULL column only with a constant default, so there it
- * is 0: one process delivers from SQLite and claims every partition, whatever a row says.
+ * 8.0.13), so instances of the previous version, which know no such column, still publish while the new one rolls out.
+ * SQLite adds a NOT NULL column only with a constant default, so there it is 0: one process delivers from SQLite and
+ * claims every partition, whatever a row says.
  *
  * Instances of the previous version may still be delivering as this runs (a rolling deploy). The slot table is first
- * moved out of their reach (one rename): from then on none of them can take a slot, so none starts a request. Those
- * already sent hold slots until at most the latest `held_until`; the partitions are made held by
- * {@link PREVIOUS_VERSION} until then, so no new instance takes one, and so sends to an endpoint, before every request
- * of the old version has ended: the per-endpoint cap holds across the switch.
+ * moved out of their reach (one rename): from then on none of them can take a slot, so none starts a request. Those already sent hold slots until at most the latest `held_until`; the partitions are made held
+ * by {@link PREVIOUS_VERSION} until then, so no new instance takes one, and so sends to an endpoint, before every
+ * request of the old version has ended: the per-endpoint cap holds across the switch.
  */
 export class PartitionOwnership1765000000000 implements MigrationInterface {
   name = 'PartitionOwnership1765000000000';
 
+  /** Each step is skipped when done: on MySQL/MariaDB every DDL statement commits alone, so a failed run resumes. */
   async up(queryRunner: QueryRunner): Promise<void> {
     const mysql = isMySql(queryRunner.connection);
     const q = quoting(mysql);
-    // First: no instance of the previous version takes a slot from here on.
-    await queryRunner.query(`ALTER TABLE ${q('webhook_endpoint_slots')} RENAME TO ${q(RETIRED_SLOTS)}`);
+    // First, before the long statements (whose table locks would make the old version's records fail, and so send its
+    // attempts again): no instance of the previous version takes a slot from here on.
+    if (!(await queryRunner.hasTable(RETIRED_SLOTS)))
+      await queryRunner.query(`ALTER TABLE ${q('webhook_endpoint_slots')} RENAME TO ${q(RETIRED_SLOTS)}`);
     // As partitionOf: non-negative for any user id.
     const partitionOfUser = `((${q('user_id')} % ${PARTITIONS}) + ${PARTITIONS}) % ${PARTITIONS}`;
     const addColumn = (defaultValue: string) =>
       queryRunner.query(`ALTER TABLE ${q('webhook_deliveries')} ADD COLUMN ${q('user_partition')} smallint NOT NULL${defaultValue}`);
-    if (!mysql) await addColumn(' DEFAULT (0)');
-    else
-      await addColumn(` DEFAULT (${partitionOfUser})`).catch(
-        // Servers without expression defaults (MySQL before 8.0.13): none, and the previous version cannot publish meanwhile.
-        () => addColumn(''),
-      );
+    if (!(await queryRunner.hasColumn('webhook_deliveries', 'user_partition')))
+      if (!mysql) await addColumn(' DEFAULT (0)');
+      else await addColumn(` DEFAULT (${partitionOfUser})`).catch((error: unknown) => withoutExpressionDefault(error, addColumn));
     await queryRunner.query(`UPDATE ${q('webhook_deliveries')} SET ${q('user_partition')} = ${partitionOfUser}`);
-    await queryRunner.query(
-      `CREATE INDEX ${q(DUE_BY_PARTITION)} ON ${q('webhook_deliveries')} (${['status', 'user_partition', 'next_attempt_at'].map(q).join(', ')})`,
-    );
-    for (const [table, definition] of Object.entries(NEW_TABLES)) await createTable(queryRunner, table, definition);
+    if (!(await hasIndex(queryRunner, 'webhook_deliveries', DUE_BY_PARTITION)))
+      await queryRunner.query(
+        `CREATE INDEX ${q(DUE_BY_PARTITION)} ON ${q('webhook_deliveries')} (${['status', 'user_partition', 'next_attempt_at'].map(q).join(', ')})`,
+      );
+    for (const [table, definition] of Object.entries(NEW_TABLES))
+      if (!(await queryRunner.hasTable(table))) await createTable(queryRunner, table, definition);
     const [{ until }] = (await queryRunner.query(`SELECT MAX(${q('held_until')}) AS ${q('until')} FROM ${q(RETIRED_SLOTS)}`)) as {
       until: number | string | null;
     }[];
     const heldUntil = Number(until ?? 0);
     const holder = heldUntil > 0 ? `'${PREVIOUS_VERSION}'` : 'NULL';
     const rows = Array.from({ length: PARTITIONS }, (_, partition) => `(${partition}, ${holder}, ${heldUntil}, 0)`);
+    await queryRunner.query(`DELETE FROM ${q('webhook_partitions')}`);
     await queryRunner.query(
       `INSERT INTO ${q('webhook_partitions')} (${['user_partition', 'holder', 'lease_until', 'epoch'].map(q).join(', ')}) VALUES ${rows.join(', ')}`,
     );
-    await queryRunner.query(`DROP TABLE ${q(RETIRED_SLOTS)}`);
-    for (const table of Object.keys(REPLACED_TABLES).filter((name) => name !== 'webhook_endpoint_slots'))
-      await queryRunner.query(`DROP TABLE ${q(table)}`);
+    for (const table of [RETIRED_SLOTS, 'webhook_endpoint_probes', 'webhook_endpoint_failures'])
+      await queryRunner.query(`DROP TABLE IF EXISTS ${q(table)}`);
   }
 
   /** The replaced tables come back empty: the instances of the older version make their rows again as they deliver. */
@@ -130,8 +133,34 @@ export class PartitionOwnership1765000000000 implements MigrationInterface {
   }
 }
 
+/** MySQL's errors for syntax it does not know and for a default it does not take: a server without expression defaults. */
+const NO_EXPRESSION_DEFAULT = new Set([1064, 1067]);
+
+/**
+ * A server without expression defaults (MySQL before 8.0.13) gets the column without one: there instances of the
+ * previous version cannot publish until they are replaced. Any other error is the migration's.
+ */
+async function withoutExpressionDefault(error: unknown, addColumn: (defaultValue: string) => Promise<unknown>): Promise<void> {
+  const { errno, driverError } = error as { errno?: number; driverError?: { errno?: number } };
+  if (!NO_EXPRESSION_DEFAULT.has(errno ?? driverError?.errno ?? 0)) throw error;
+  new Logger('Migrations').warn(
+    'This server has no expression defaults (MySQL 8.0.13): webhook_deliveries.user_partition gets none, so instances of the previous version cannot publish until they are replaced',
+  );
+  await addColumn('');
+}
+
 function quoting(mysql: boolean): (name: string) => string {
   return (name) => (mysql ? `\`${name}\`` : `"${name}"`);
+}
+
+async function hasIndex(queryRunner: QueryRunner, table: string, index: string): Promise<boolean> {
+  const rows = (await queryRunner.query(
+    isMySql(queryRunner.connection)
+      ? 'SELECT 1 FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?'
+      : "SELECT 1 FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?",
+    [table, index],
+  )) as unknown[];
+  return rows.length > 0;
 }
 
 async function createTable(queryRunner: QueryRunner, table: string, { columns, primaryKey }: TableDefinition): Promise<void> {

@@ -22,7 +22,8 @@ export abstract class PartitionLeases {
 
   /**
    * `holder` delivers until `until` (`now`: no longer), a receiver last answered it at `answeredAt`; answers the holders
-   * alive at `now`, itself included, by name, each with its `answeredAt`. Forgets holders long gone.
+   * alive at `now`, itself included, by name, each with until when it said so and its `answeredAt`. Forgets holders long
+   * gone.
    */
   abstract heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]>;
 

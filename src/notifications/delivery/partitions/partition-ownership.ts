@@ -406,11 +406,16 @@ export class PartitionOwnership {
       if (other.holder !== this.holder && other.aliveUntil < now + PARTITION_RENEW_MS) at = Math.min(at, other.aliveUntil + 1);
     if (at === Number.POSITIVE_INFINITY || (this.lapse !== null && this.lapse.at <= at)) return;
     this.lapse?.timer.cancel();
+    this.armLapse(at);
+  }
+
+  /** A round at `at` (a timer may fire a little early: it waits on until then), after the round in flight, if any. */
+  private armLapse(at: number): void {
     const timer = this.clock.setTimeout(() => {
       this.lapse = null;
-      // After the round in flight, if any: it counted that instance alive.
-      void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
-    }, at - now);
+      if (this.clock.now() < at) this.armLapse(at);
+      else void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
+    }, at - this.clock.now());
     this.lapse = { at, timer };
   }
 
