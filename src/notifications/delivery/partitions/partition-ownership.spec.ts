@@ -58,6 +58,18 @@ function instance(leases: InMemoryPartitionLeases, clock: Clock, name: string, i
   return { ownership, lost, inFlight, gained: () => gained, start: () => ownership.start(listener) };
 }
 
+/** Takes that commit and answer an error (a connection reset after COMMIT) while `lost` is true. */
+function loseTakeAnswers(leases: InMemoryPartitionLeases): { lost: boolean } {
+  const answers = { lost: true };
+  const take = leases.take.bind(leases);
+  leases.take = async (...args) => {
+    const taken = await take(...args);
+    if (answers.lost) throw new Error('connection reset after COMMIT');
+    return taken;
+  };
+  return answers;
+}
+
 /** The partitions whose lease `holder` holds, as the table says. */
 function heldBy(leases: InMemoryPartitionLeases, holder: string): number[] {
   return [...leases.partitions].filter(([, row]) => row.holder === holder).map(([partition]) => partition);
@@ -207,17 +219,11 @@ describe('PartitionOwnership', () => {
 
   it('tries a failed round again a second later: a take whose answer was lost leaves partitions nobody claims till then', async () => {
     const a = instance(leases, clock, 'a');
-    const take = leases.take.bind(leases);
-    let loseAnswer = true;
-    leases.take = async (...args) => {
-      const taken = await take(...args);
-      if (loseAnswer) throw new Error('connection reset after COMMIT');
-      return taken;
-    };
+    const answers = loseTakeAnswers(leases);
     await a.start();
     expect(heldBy(leases, 'a')).toHaveLength(PARTITION_COUNT); // the table says they are a's…
     expect(a.ownership.count).toBe(0); // …a does not know it
-    loseAnswer = false;
+    answers.lost = false;
     expect(clock.timeouts).toHaveLength(1); // the next round in a second, not at the 5 s interval (which never fires here)
     clock.fire();
     await a.ownership.cycle();
@@ -227,15 +233,9 @@ describe('PartitionOwnership', () => {
 
   it('gives back what a take whose answer was lost gave it, once another instance should own it (seed 142534)', async () => {
     const a = instance(leases, clock, 'a');
-    const take = leases.take.bind(leases);
-    let loseAnswer = true;
-    leases.take = async (...args) => {
-      const taken = await take(...args);
-      if (loseAnswer) throw new Error('connection reset after COMMIT');
-      return taken;
-    };
+    const answers = loseTakeAnswers(leases);
     await a.start(); // alone: it asked for all 256, and does not know it got them
-    loseAnswer = false;
+    answers.lost = false;
     const b = instance(leases, clock, 'b');
     await b.start(); // b's share is a's in the table
     expect(heldBy(leases, 'b')).toEqual([]);
