@@ -125,6 +125,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     found: 'prompt-pickup: a take whose answer was lost held what a joining instance should own, unclaimed, for a lease',
   },
   {
+    seed: 146337,
+    found: "bounded-memory: a host transaction's leases were freed from the room when reading them after its commit failed",
+  },
+  {
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },
