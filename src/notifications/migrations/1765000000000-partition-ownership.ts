@@ -86,7 +86,7 @@ export class PartitionOwnership1765000000000 implements MigrationInterface {
     const q = quoting(mysql);
     // First, before the long statements (whose table locks would make the old version's records fail, and so send its
     // attempts again): no instance of the previous version takes a slot from here on.
-    if (!(await queryRunner.hasTable(RETIRED_SLOTS)))
+    if (await queryRunner.hasTable('webhook_endpoint_slots'))
       await queryRunner.query(`ALTER TABLE ${q('webhook_endpoint_slots')} RENAME TO ${q(RETIRED_SLOTS)}`);
     // As partitionOf: non-negative for any user id.
     const partitionOfUser = `((${q('user_id')} % ${PARTITIONS}) + ${PARTITIONS}) % ${PARTITIONS}`;
@@ -102,16 +102,19 @@ export class PartitionOwnership1765000000000 implements MigrationInterface {
       );
     for (const [table, definition] of Object.entries(NEW_TABLES))
       if (!(await queryRunner.hasTable(table))) await createTable(queryRunner, table, definition);
-    const [{ until }] = (await queryRunner.query(`SELECT MAX(${q('held_until')}) AS ${q('until')} FROM ${q(RETIRED_SLOTS)}`)) as {
-      until: number | string | null;
-    }[];
-    const heldUntil = Number(until ?? 0);
-    const holder = heldUntil > 0 ? `'${PREVIOUS_VERSION}'` : 'NULL';
-    const rows = Array.from({ length: PARTITIONS }, (_, partition) => `(${partition}, ${holder}, ${heldUntil}, 0)`);
-    await queryRunner.query(`DELETE FROM ${q('webhook_partitions')}`);
-    await queryRunner.query(
-      `INSERT INTO ${q('webhook_partitions')} (${['user_partition', 'holder', 'lease_until', 'epoch'].map(q).join(', ')}) VALUES ${rows.join(', ')}`,
-    );
+    // Gone when a previous run got past this (the partitions were made then).
+    if (await queryRunner.hasTable(RETIRED_SLOTS)) {
+      const [{ until }] = (await queryRunner.query(`SELECT MAX(${q('held_until')}) AS ${q('until')} FROM ${q(RETIRED_SLOTS)}`)) as {
+        until: number | string | null;
+      }[];
+      const heldUntil = Number(until ?? 0);
+      const holder = heldUntil > 0 ? `'${PREVIOUS_VERSION}'` : 'NULL';
+      const rows = Array.from({ length: PARTITIONS }, (_, partition) => `(${partition}, ${holder}, ${heldUntil}, 0)`);
+      await queryRunner.query(`DELETE FROM ${q('webhook_partitions')}`);
+      await queryRunner.query(
+        `INSERT INTO ${q('webhook_partitions')} (${['user_partition', 'holder', 'lease_until', 'epoch'].map(q).join(', ')}) VALUES ${rows.join(', ')}`,
+      );
+    }
     for (const table of [RETIRED_SLOTS, 'webhook_endpoint_probes', 'webhook_endpoint_failures'])
       await queryRunner.query(`DROP TABLE IF EXISTS ${q(table)}`);
   }
