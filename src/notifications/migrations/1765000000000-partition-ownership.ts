@@ -115,7 +115,8 @@ export class PartitionOwnership1765000000000 implements MigrationInterface {
         `INSERT INTO ${q('webhook_partitions')} (${['user_partition', 'holder', 'lease_until', 'epoch'].map(q).join(', ')}) VALUES ${rows.join(', ')}`,
       );
     }
-    for (const table of [RETIRED_SLOTS, 'webhook_endpoint_probes', 'webhook_endpoint_failures'])
+    // The slot table went as RETIRED_SLOTS; the others by their names.
+    for (const table of [RETIRED_SLOTS, ...Object.keys(REPLACED_TABLES).filter((name) => name !== 'webhook_endpoint_slots')])
       await queryRunner.query(`DROP TABLE IF EXISTS ${q(table)}`);
   }
 
