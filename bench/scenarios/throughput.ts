@@ -46,7 +46,6 @@ export async function throughputViaPublisher(
       publish: () => publishViaIpc(service.ipc, events, context.size.batchSize),
       diagnose: () => deliveryStates(database),
     });
-    console.error('QUERYCOUNTS', JSON.stringify(await service.ipc.call('queryCounts', true)));
     if (!profile) return { result: { processes: 1, ...run } };
     await service.ipc.call('stopProfile', profileFile);
     return { result: { processes: 1, ...run }, profile: summarizeProfile(profileFile) };
