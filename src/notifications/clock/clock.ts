@@ -9,6 +9,14 @@ export abstract class Clock {
   /** Milliseconds since the Unix epoch. */
   abstract now(): number;
 
+  /**
+   * Milliseconds on a clock that only moves forward (not set by NTP or by hand), from any origin: what this process's own
+   * partition leases also count on, so a wall clock stepped back cannot stretch them. A fake clock's wall time by default.
+   */
+  monotonic(): number {
+    return this.now();
+  }
+
   /** Runs `run` once, `ms` from now; by default on the process's timers, which never keep the process alive. */
   setTimeout(run: () => void, ms: number): ClockTimer {
     const timer = setTimeout(run, ms);
@@ -27,5 +35,9 @@ export abstract class Clock {
 export class SystemClock extends Clock {
   now(): number {
     return Date.now();
+  }
+
+  override monotonic(): number {
+    return performance.now();
   }
 }

@@ -13,11 +13,16 @@ import { PARTITION_COUNT, partitionOf, preferredHolder } from './partitions';
 /** A clock each test moves by hand; its interval never fires (each test runs the rounds itself), its timeouts when told. */
 class HandClock extends Clock {
   readonly timeouts: { readonly run: () => void; readonly at: number }[] = [];
+  /** How far the monotonic clock is from the wall clock: a step of the wall clock alone changes it. */
+  monotonicOffset = 0;
   constructor(public current = 1_000_000) {
     super();
   }
   now(): number {
     return this.current;
+  }
+  override monotonic(): number {
+    return this.current + this.monotonicOffset;
   }
   override setInterval(): ClockTimer {
     return { cancel: () => undefined };
@@ -95,6 +100,23 @@ describe('PartitionOwnership', () => {
     expect(a.ownership.covers(7, clock.now() + ATTEMPT_MS)).toBe(false);
     expect(a.ownership.holds(7, clock.now())).toBe(true); // an attempt ending now still counts for its circuit
     expect(a.ownership.holds(7, clock.now() + ATTEMPT_MS)).toBe(false); // what it learns past the lease does not
+  });
+
+  it('ends a lease with the first of its two clocks: a wall clock stepped back does not stretch it, nor a stalled monotonic one', async () => {
+    const a = instance(leases, clock, 'a');
+    await a.start();
+    clock.current += LEASE_MS - ATTEMPT_MS; // the lease's true end is one attempt away
+    clock.current -= 10_000; // NTP steps the wall clock back 10 s: by it alone the lease would run 10 s longer than the table's
+    clock.monotonicOffset += 10_000;
+    expect(a.ownership.covers(7, clock.now() + ATTEMPT_MS - 1)).toBe(true);
+    expect(a.ownership.covers(7, clock.now() + ATTEMPT_MS)).toBe(false); // by the wall clock alone: until 10 s later
+    expect(a.ownership.owned(clock.now())).toMatchObject({ partitions: [] });
+
+    const b = instance(new InMemoryPartitionLeases(), clock, 'b');
+    await b.start();
+    clock.current += LEASE_MS - ATTEMPT_MS; // a VM suspended that long: its monotonic clock stood still, the wall clock did not
+    clock.monotonicOffset -= LEASE_MS - ATTEMPT_MS;
+    expect(b.ownership.covers(7, clock.now() + ATTEMPT_MS)).toBe(false);
   });
 
   it('shares the partitions with an instance that joins: only what rendezvous gives the newcomer moves, once idle here', async () => {

@@ -37,12 +37,22 @@ export interface PartitionListener {
   inherited(circuits: readonly KeptCircuit[], partitions: ReadonlySet<number>): void;
 }
 
-interface Held {
-  readonly epoch: number;
-  /** When the lease ends, on this instance's clock: counted from when its take or last renewal was sent. */
+/**
+ * When a lease ends, counted from when its take or last renewal was sent on both of this instance's clocks: the wall
+ * clock the table's lease is written on (it also sees a pause the monotonic clock may not, such as a VM's suspension)
+ * and the monotonic one (a wall clock stepped back would stretch the lease). It ends with the first of the two.
+ */
+interface LeaseEnd {
   until: number;
+  untilMonotonic: number;
+}
+
+interface Held extends LeaseEnd {
+  readonly epoch: number;
   readonly since: number;
 }
+
+const NEVER: LeaseEnd = { until: Number.POSITIVE_INFINITY, untilMonotonic: Number.POSITIVE_INFINITY };
 
 /**
  * This instance's partitions (see {@link PARTITION_COUNT}). On SQLite the one delivering process owns them all and spends
@@ -78,10 +88,10 @@ export class PartitionOwnership {
   /** Whether this instance reaches receivers; when others do and it does not, it stands down (see {@link EgressWatch}). */
   readonly egress = new EgressWatch();
   private standingDown = false;
-  /** What {@link owned} answered last, until the partitions change or time passes `validUntil`. */
-  private claimable: { readonly partitions: readonly number[]; readonly validUntil: number } | null = null;
-  /** When the earliest lease held ends (after each round). */
-  private earliestEnd = Number.POSITIVE_INFINITY;
+  /** What {@link owned} answered last, until the partitions change or the earliest of their leases no longer outlasts an attempt. */
+  private claimable: { readonly partitions: readonly number[]; readonly validUntil: LeaseEnd } | null = null;
+  /** When the earliest lease held ends, on each clock (after each round). */
+  private earliestEnd: LeaseEnd = NEVER;
   /** Circuits being kept, one write at a time and in order (a close never lands before the opening it ends). */
   private keeping: Promise<void> = Promise.resolve();
   private keepingFails = false;
@@ -111,15 +121,9 @@ export class PartitionOwnership {
     const leasedPast = now + this.attemptMs;
     // Asked before every claim and poll: the list is kept until the partitions change or the earliest lease in it no
     // longer outlasts an attempt.
-    if (this.claimable === null || leasedPast >= this.claimable.validUntil) {
-      const partitions: number[] = [];
-      let validUntil = Number.POSITIVE_INFINITY;
-      for (const [partition, held] of this.held)
-        if (held.until > leasedPast && !this.leaving.has(partition)) {
-          partitions.push(partition);
-          validUntil = Math.min(validUntil, held.until);
-        }
-      this.claimable = { partitions, validUntil };
+    if (this.claimable === null || !this.lasts(this.claimable.validUntil, leasedPast)) {
+      const claimable = [...this.held].filter(([partition, held]) => this.lasts(held, leasedPast) && !this.leaving.has(partition));
+      this.claimable = { partitions: claimable.map(([partition]) => partition), validUntil: earliestOf(claimable.map(([, held]) => held)) };
     }
     return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
   }
@@ -129,7 +133,7 @@ export class PartitionOwnership {
    * process was paused, or its clock jumped), after a round that renews it, or drops it and takes back what is free.
    */
   async forClaim(): Promise<Ownership> {
-    if (this.mode === 'leased' && this.clock.now() + this.attemptMs >= this.earliestEnd) await this.cycle();
+    if (this.mode === 'leased' && !this.lasts(this.earliestEnd, this.clock.now() + this.attemptMs)) await this.cycle();
     return this.owned(this.clock.now());
   }
 
@@ -143,7 +147,7 @@ export class PartitionOwnership {
     if (this.mode === 'all') return PARTITION_COUNT;
     const now = this.clock.now();
     let count = 0;
-    for (const [partition, held] of this.held) if (held.until > now && !this.leaving.has(partition)) count++;
+    for (const [partition, held] of this.held) if (this.lasts(held, now) && !this.leaving.has(partition)) count++;
     return count;
   }
 
@@ -153,7 +157,7 @@ export class PartitionOwnership {
     this.noticeEnding(this.clock.now());
     const partition = partitionOf(userId);
     const held = this.held.get(partition);
-    return held !== undefined && held.until > until && !this.leaving.has(partition);
+    return held !== undefined && this.lasts(held, until) && !this.leaving.has(partition);
   }
 
   /**
@@ -162,13 +166,19 @@ export class PartitionOwnership {
    */
   mayClaim(userId: number, now: number): boolean {
     if (this.mode !== 'leased') return this.mode === 'all';
-    return now + this.attemptMs >= this.earliestEnd || this.held.has(partitionOf(userId));
+    return !this.lasts(this.earliestEnd, now + this.attemptMs) || this.held.has(partitionOf(userId));
   }
 
   /** Whether `userId`'s partition is still this instance's at `at` (its lease running then, moving away or not). */
   holds(userId: number, at: number): boolean {
     if (this.mode !== 'leased') return this.mode === 'all';
-    return (this.held.get(partitionOf(userId))?.until ?? Number.NEGATIVE_INFINITY) > at;
+    const held = this.held.get(partitionOf(userId));
+    return held !== undefined && this.lasts(held, at);
+  }
+
+  /** Whether a lease still runs at `at` (on the wall clock) by both clocks it is counted on. */
+  private lasts(end: LeaseEnd, at: number): boolean {
+    return end.until > at && end.untilMonotonic > this.clock.monotonic() + (at - this.clock.now());
   }
 
   /**
@@ -176,7 +186,7 @@ export class PartitionOwnership {
    * not at the next interval, renews it or drops it and takes back what is free; either claims what is due then.
    */
   private noticeEnding(now: number): void {
-    if (now + this.attemptMs >= this.earliestEnd && this.cycling === null) void this.cycle();
+    if (!this.lasts(this.earliestEnd, now + this.attemptMs) && this.cycling === null) void this.cycle();
   }
 
   /** Starts taking and renewing partitions; the first round runs now. */
@@ -235,22 +245,22 @@ export class PartitionOwnership {
       await this.roundOnce();
     } finally {
       this.claimable = null;
-      this.earliestEnd = Number.POSITIVE_INFINITY;
-      for (const held of this.held.values()) this.earliestEnd = Math.min(this.earliestEnd, held.until);
+      this.earliestEnd = earliestOf([...this.held.values()]);
     }
   }
 
   private async roundOnce(): Promise<void> {
     const sentAt = this.clock.now();
     const until = sentAt + this.leaseMs;
+    const end: LeaseEnd = { until, untilMonotonic: this.clock.monotonic() + this.leaseMs };
     this.forgetEnded(sentAt);
     // Leases too short to start an attempt on: renewed, their partitions can be claimed again.
     const short: number[] = [];
-    for (const [partition, held] of this.held) if (held.until <= sentAt + this.attemptMs) short.push(partition);
+    for (const [partition, held] of this.held) if (!this.lasts(held, sentAt + this.attemptMs)) short.push(partition);
     // Standing down, it is not alive for the others (alive until now), so their rendezvous hands them its partitions.
     let alive = await this.leases.heartbeat(this.holder, sentAt, this.standingDown ? sentAt : until, this.egress.answeredAt);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
-    this.keepRenewed(renewed, until);
+    this.keepRenewed(renewed, end);
     const revived = short.some((partition) => this.held.has(partition));
     if (this.stopped) return;
     if (this.egress.standsDown(sentAt, this.holder, alive) !== this.standingDown) {
@@ -279,7 +289,7 @@ export class PartitionOwnership {
       ))
     )
       return;
-    for (const { partition, epoch } of taken) this.held.set(partition, { epoch, until, since: sentAt });
+    for (const { partition, epoch } of taken) this.held.set(partition, { epoch, ...end, since: sentAt });
     // Partitions that are this instance's to own but still another's (it is handing them over, or its lease runs out):
     // looked at again in a second, not at the next round, so their deliveries wait as little as the hand-over allows.
     if (taken.length < missing.length) this.soon();
@@ -338,16 +348,16 @@ export class PartitionOwnership {
   /** Leases that ended on this clock (a pause, renewals failing) are no longer this instance's, before anything else. */
   private forgetEnded(now: number): void {
     const ended = new Set<number>();
-    for (const [partition, held] of this.held) if (held.until <= now) ended.add(partition);
+    for (const [partition, held] of this.held) if (!this.lasts(held, now)) ended.add(partition);
     this.drop(ended, 'lease ended');
   }
 
-  private keepRenewed(renewed: readonly PartitionLease[], until: number): void {
+  private keepRenewed(renewed: readonly PartitionLease[], end: LeaseEnd): void {
     let kept = 0;
     for (const { partition } of renewed) {
       const held = this.held.get(partition);
       if (held) {
-        held.until = until;
+        Object.assign(held, end);
         kept++;
       }
     }
@@ -468,6 +478,14 @@ export class PartitionOwnership {
     for (const [partition, { epoch }] of this.held) leases.push({ partition, epoch });
     return leases;
   }
+}
+
+/** The end of the earliest of `ends` on each clock. */
+function earliestOf(ends: readonly LeaseEnd[]): LeaseEnd {
+  return {
+    until: Math.min(NEVER.until, ...ends.map((end) => end.until)),
+    untilMonotonic: Math.min(NEVER.untilMonotonic, ...ends.map((end) => end.untilMonotonic)),
+  };
 }
 
 /** A short list of partitions for a log line. */
