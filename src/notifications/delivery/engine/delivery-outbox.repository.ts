@@ -13,7 +13,7 @@ import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
 import { storedTraceContext } from '../trace-context/stored-trace-context';
 import { type ClaimMode, claimModeFor, distributedServerOf } from './claim-mode';
 import type { Claimed, ClaimFairness, ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement, RecoveryWindow } from './outbox-store';
-import type { Ownership } from '../partitions/partitions';
+import { type Ownership, PARTITION_COUNT } from '../partitions/partitions';
 import {
   INSERT_CHUNK,
   insertAttempts,
@@ -419,8 +419,10 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     if (owned === 'all') return due;
     // No partition: a condition no row meets (an empty IN list is not SQL).
     if (owned.partitions.length === 0) return due.andWhere('1 = 0');
-    // Through the partitions' due index: a scan touches only the rows of the partitions named.
-    if (isMySql(this.dataSource)) due.useIndex(DUE_BY_PARTITION);
+    // A claim reads in due order up to its limit. Owning a wide share (one instance, or a few), the due index gives the rows
+    // in that order and about that share of them are this instance's: it stops near the limit. Owning a narrow share, the
+    // partitions' due index reads only theirs, but all of them, to sort: at every claim of a large backlog, the whole of it.
+    if (isMySql(this.dataSource)) due.useIndex(owned.partitions.length * WIDE_SHARE >= PARTITION_COUNT ? DUE_IN_ORDER : DUE_BY_PARTITION);
     return due.andWhere('d.partition IN (:...partitions)', { partitions: owned.partitions });
   }
 
@@ -474,6 +476,9 @@ const IN_TURN =
  * until it has passed): the claim's condition on `webhook_partitions`.
  */
 const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
+const DUE_IN_ORDER = 'ix_webhook_deliveries_due';
+/** Owning at least 1 / WIDE_SHARE of the partitions, a claim scans the due index in order ({@link DUE_IN_ORDER}). */
+const WIDE_SHARE = 4;
 const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
 
 /**
