@@ -265,7 +265,14 @@ function targetsOf(slow: SlowEndpointResult, dead: DeadEndpointResult): Record<s
   const timeoutBound = FAILURES_TO_OPEN + PER_ENDPOINT_CAP - 1;
   const probes = dead.coolDownWindows.map((window) => window.requests);
   return {
-    endpointLimitsPeakInFlightAtMostCap: { peakInFlight: slow.peakInFlight, cap: slow.cap, met: slow.peakInFlight <= slow.cap },
+    // Met only with every event delivered: a peak under the cap says nothing when the events never arrived.
+    endpointLimitsPeakInFlightAtMostCap: {
+      peakInFlight: slow.peakInFlight,
+      cap: slow.cap,
+      delivered: slow.delivered,
+      queued: slow.queued,
+      met: slow.peakInFlight <= slow.cap && slow.delivered === slow.queued,
+    },
     endpointLimitsTimeoutsPerOpeningWithinBound: {
       timeouts: dead.opening.requests,
       bound: timeoutBound,
