@@ -57,8 +57,9 @@ interface Harness {
   /** Turns a stream's ordered delivery on or off (the settings API). */
   setOrdered(streamId: number, ordered: boolean): Promise<void>;
   /**
-   * Another instance's claim whose transaction stays open after its read of due rows (locking on MySQL with SKIP LOCKED,
-   * plain with the conditional update), until `commit`: on its own connection, so the store's own calls run meanwhile.
+   * Another instance's claim whose transaction stays open until `commit` (after its UPDATE on MySQL with SKIP LOCKED,
+   * after its plain read of due rows with the conditional update): on its own connection, so the store's own calls run
+   * meanwhile.
    * None on SQLite, where the module runs one transaction at a time.
    */
   readonly openClaim?: (limit: number, lease: Lease, owned?: Ownership) => Promise<{ commit(): Promise<Claimed> }>;
@@ -184,8 +185,9 @@ const sql = sqlStores.map(({ kind, claimMode }) => ({
 class RolledBack extends Error {}
 
 /**
- * Claims of another instance, on a connection pool of their own, each held open after its read of due rows (the locking
- * one, with SKIP LOCKED): the query runner waits there until the case lets the claim go on to its UPDATE and COMMIT.
+ * Claims of another instance, on a connection pool of their own, each held open until the case lets it go on: with SKIP
+ * LOCKED after its UPDATE (every lock it takes is held), with the conditional update after its plain read of due rows
+ * (its UPDATE would wait for the locks of the claim running meanwhile).
  */
 async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
   const dataSource = new DataSource(databaseOptions(database.config));
@@ -198,8 +200,12 @@ async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
     runner.query = (async (...args: unknown[]) => {
       const result = await query(...args);
       const current = hold;
-      const read = /^\s*SELECT[\s\S]*FROM [`"]?webhook_deliveries/i.test(String(args[0]));
-      if (current && read && (claimMode === 'conditional-update' || /FOR UPDATE/i.test(String(args[0])))) {
+      const sql = String(args[0]);
+      const held =
+        claimMode === 'conditional-update'
+          ? /^\s*SELECT[\s\S]*FROM [`"]?webhook_deliveries/i.test(sql)
+          : /^\s*UPDATE [`"]?webhook_deliveries/i.test(sql);
+      if (current && held) {
         hold = null;
         current.read();
         await current.released;
@@ -383,6 +389,19 @@ describe.each([memory, ...sql])('OutboxStore conformance: $name', (kind) => {
       await enqueue([[event(127), 'due']]);
       await enqueue([[event(128), 'due']]); // the first row of its partition in the due index, right after a's range
       const other = await harness.openClaim!(10, leaseAt(NOW + 10), own('a', NOW + 10, [127]));
+      const meanwhile = await store.claimDue(10, leaseAt(NOW + 10), undefined, own('b', NOW + 10, [128]));
+      expect(users(meanwhile)).toEqual([128]);
+      expect(users(await other.commit())).toEqual([127]);
+    });
+
+  if (kind.interleaves === 'skip-locked')
+    it("never skips a row of its own partitions that another holder's claim, on a clock behind, passed but did not lease", async () => {
+      await harness.leases.take('a', [127], NOW, NOW + 10_000);
+      await harness.leases.take('b', [128], NOW, NOW + 10_000);
+      await enqueue([[event(127), 'due']], leaseAt(NOW));
+      await enqueue([[event(128), 'due']], leaseAt(NOW + 5)); // due after a's claim's time, before b's
+      // a's claim leases all that is due at its time: a quiet outbox, where a status index looks as cheap as the key.
+      const other = await harness.openClaim!(10, leaseAt(NOW), own('a', NOW, [127]));
       const meanwhile = await store.claimDue(10, leaseAt(NOW + 10), undefined, own('b', NOW + 10, [128]));
       expect(users(meanwhile)).toEqual([128]);
       expect(users(await other.commit())).toEqual([127]);

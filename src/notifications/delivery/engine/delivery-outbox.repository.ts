@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Brackets, DataSource, type EntityManager, type SelectQueryBuilder } from 'typeorm';
+import { DataSource, type EntityManager, type QueryResult, type SelectQueryBuilder } from 'typeorm';
 import type { EventType } from '../../catalog/event-catalog';
 import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/database-errors';
 import { isMySql } from '../../common/database/is-mysql';
@@ -274,25 +274,40 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       exhausted = rows.length < scanLimit && chosen.length === rows.length;
       const ids = isMySql(this.dataSource) && this.claimMode === 'skip-locked' ? await lockFree(manager, chosen) : chosen;
       if (ids.length === 0) return 0;
-      const update = manager
-        .createQueryBuilder()
-        .update(WebhookDelivery)
-        .set({ lockedBy: lease.token, lockedUntil: lease.until })
-        .where('id IN (:...ids)', { ids })
-        .andWhere('status = :pending AND next_attempt_at <= :now', { pending: DeliveryStatus.PENDING, now: lease.now })
-        .andWhere(new Brackets((free) => free.where('locked_until IS NULL').orWhere('locked_until < :now', { now: lease.now })));
-      if (owned !== 'all')
-        update.andWhere(`EXISTS (SELECT 1 ${HELD_PARTITIONS} AND p.user_partition = webhook_deliveries.user_partition)`, {
-          holder: owned.holder,
-          leasedPast: owned.leasedPast,
-        });
-      const result = await update.execute();
-      return result.affected ?? ids.length;
+      return this.leaseRows(manager, ids, lease, owned);
     });
     // Rows picked but none leased (taken by another claim meanwhile, or their partitions are not this holder's as the
     // table says): claiming again at once would read the same rows. What is left waits for the next reason to claim.
     if (claimed === 0) exhausted = true;
     return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
+  }
+
+  /**
+   * The claim's conditional UPDATE: leases those of `ids` still due and free and, with an owner, of a partition whose
+   * lease it holds as the partitions table says; how many. On MySQL/MariaDB it reads the rows by primary key. Given the
+   * choice, the optimizer reads a status index when the rows claimed are most of the PENDING ones (a quiet outbox), and
+   * that range scan locks until commit the due rows of other partitions it passes (MariaDB 10.11, at READ COMMITTED too):
+   * their owner's claim meanwhile skips them (SKIP LOCKED) and leases nothing, its deliveries waiting for its next poll.
+   */
+  private async leaseRows(manager: EntityManager, ids: readonly number[], lease: Lease, owned: Ownership): Promise<number> {
+    const byPrimaryKey = isMySql(this.dataSource) ? ' FORCE INDEX (PRIMARY)' : '';
+    const held =
+      owned === 'all' ? '' : ` AND EXISTS (SELECT 1 ${HELD_PARTITIONS} AND p.user_partition = webhook_deliveries.user_partition)`;
+    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(
+      `UPDATE webhook_deliveries${byPrimaryKey} SET locked_by = :token, locked_until = :until ` +
+        'WHERE id IN (:...ids) AND status = :pending AND next_attempt_at <= :now AND (locked_until IS NULL OR locked_until < :now)' +
+        held,
+      {
+        ids,
+        token: lease.token,
+        until: lease.until,
+        now: lease.now,
+        pending: DeliveryStatus.PENDING,
+        ...(owned === 'all' ? {} : { holder: owned.holder, leasedPast: owned.leasedPast }),
+      },
+    );
+    const result: QueryResult = await manager.queryRunner!.query(sql, parameters, true);
+    return result.affected ?? ids.length;
   }
 
   /**
