@@ -27,6 +27,16 @@ describe('SecretCipher', () => {
     expect(() => cipher.open(sealed, 'preference:2')).toThrow();
   });
 
+  it('still refuses a ciphertext moved to another row, or named with another key, once it opened in its own', () => {
+    const cipher = new SecretCipher([key('k1'), key('k2')]);
+    const sealed = cipher.seal(secret, 'preference:1');
+    expect(cipher.open(sealed, 'preference:1')).toBe(secret);
+    expect(cipher.open(sealed, 'preference:1')).toBe(secret);
+    expect(() => cipher.open(sealed, 'preference:2')).toThrow();
+    expect(() => cipher.open({ ...sealed, keyId: 'k2' }, 'preference:1')).toThrow();
+    expect(() => cipher.open({ ...sealed, keyId: 'k3' }, 'preference:1')).toThrow(UnknownEncryptionKeyError);
+  });
+
   it('refuses a tampered ciphertext', () => {
     const cipher = new SecretCipher([key('k1')]);
     const sealed = cipher.seal(secret, 'p');

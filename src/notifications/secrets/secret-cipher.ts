@@ -5,6 +5,8 @@ const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+/** Opened secrets kept, the most recently used: every attempt signs with its webhook's, and a claim reads them again. */
+const OPENED_KEPT = 10_000;
 
 /** A ciphertext names a key id that is not in the key ring. The message names the key id only. */
 export class UnknownEncryptionKeyError extends Error {
@@ -27,6 +29,8 @@ export interface SealedSecret {
 export class SecretCipher {
   private readonly keys: ReadonlyMap<string, Buffer>;
   private readonly primary: EncryptionKey;
+  /** Plaintexts by key id, associated data and ciphertext, each opened (authenticated) once; a ring never changes. */
+  private readonly opened = new Map<string, string>();
 
   constructor(keys: readonly EncryptionKey[]) {
     if (keys.length === 0) throw new Error('At least one secrets encryption key is required');
@@ -56,9 +60,28 @@ export class SecretCipher {
     return { keyId: this.primary.id, ciphertext: Buffer.concat([iv, cipher.getAuthTag(), encrypted]).toString('base64') };
   }
 
+  /**
+   * The plaintext of `sealed`, bound to `associatedData`. What opened once is kept (in memory only, the most recently
+   * used {@link OPENED_KEPT}): the same key id, associated data and ciphertext always open to the same plaintext.
+   */
   open(sealed: SealedSecret, associatedData: string): string {
     const key = this.keys.get(sealed.keyId);
     if (!key) throw new UnknownEncryptionKeyError(sealed.keyId);
+    // A ring's key id holds no line break, and the length marks where the associated data ends: one string per triple.
+    const kept = `${sealed.keyId}\n${associatedData.length}\n${associatedData}${sealed.ciphertext}`;
+    const plaintext = this.opened.get(kept);
+    if (plaintext !== undefined) {
+      this.opened.delete(kept); // kept last: the most recently used
+      this.opened.set(kept, plaintext);
+      return plaintext;
+    }
+    const opened = this.decrypt(key, sealed, associatedData);
+    if (this.opened.size >= OPENED_KEPT) this.opened.delete(this.opened.keys().next().value!);
+    this.opened.set(kept, opened);
+    return opened;
+  }
+
+  private decrypt(key: Buffer, sealed: SealedSecret, associatedData: string): string {
     const raw = Buffer.from(sealed.ciphertext, 'base64');
     // GCM accepts tags cut to 4 bytes unless told the length: a cut tag is forged in 2^32 tries, not 2^128.
     if (raw.length < IV_BYTES + TAG_BYTES) throw new Error('Ciphertext is too short to hold its IV and a 16-byte auth tag');
