@@ -192,7 +192,7 @@ class RolledBack extends Error {}
 async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
   const dataSource = new DataSource(databaseOptions(database.config));
   await dataSource.initialize();
-  let hold: { read: () => void; released: Promise<void> } | null = null;
+  let hold: { reached: () => void; released: Promise<void> } | null = null;
   const createQueryRunner = dataSource.createQueryRunner.bind(dataSource);
   dataSource.createQueryRunner = (mode) => {
     const runner = createQueryRunner(mode);
@@ -201,13 +201,13 @@ async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
       const result = await query(...args);
       const current = hold;
       const sql = String(args[0]);
-      const held =
+      const holdPoint =
         claimMode === 'conditional-update'
           ? /^\s*SELECT[\s\S]*FROM [`"]?webhook_deliveries/i.test(sql)
           : /^\s*UPDATE [`"]?webhook_deliveries/i.test(sql);
-      if (current && held) {
+      if (current && holdPoint) {
         hold = null;
-        current.read();
+        current.reached();
         await current.released;
       }
       return result;
@@ -219,9 +219,9 @@ async function heldOpenClaims(database: TestDatabase, claimMode?: ClaimMode) {
     async openClaim(limit: number, lease: Lease, owned?: Ownership) {
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
-      const read = new Promise<void>((resolve) => (hold = { read: resolve, released }));
+      const reached = new Promise<void>((resolve) => (hold = { reached: resolve, released }));
       const claimed = store.claimDue(limit, lease, undefined, owned);
-      await Promise.race([read, claimed]);
+      await Promise.race([reached, claimed]);
       return {
         commit: () => {
           release();
