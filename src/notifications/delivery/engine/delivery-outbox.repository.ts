@@ -486,14 +486,14 @@ const IN_TURN =
   'NOT EXISTS (SELECT 1 FROM webhook_streams st INNER JOIN webhook_deliveries earlier ON earlier.stream_id = st.id ' +
   "AND earlier.status = 'PENDING' AND earlier.id < d.id WHERE st.id = d.stream_id AND st.ordered = 1)";
 
-/**
- * A partition whose lease `:holder` holds at `:now` (running until then at least, as a renewal counts it; a take waits
- * until it has passed): the claim's condition on `webhook_partitions`.
- */
 const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
 const DUE_IN_ORDER = 'ix_webhook_deliveries_due';
 /** Owning at least 1 / WIDE_SHARE of the partitions, a claim scans the due index in order ({@link DUE_IN_ORDER}). */
 const WIDE_SHARE = 4;
+/**
+ * A partition whose lease `:holder` holds past `:leasedPast` (running until then at least, as a renewal counts it; a
+ * take waits until it has passed): the claim's condition on `webhook_partitions`.
+ */
 const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
 
 /**
