@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { filter, firstValueFrom } from 'rxjs';
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import { DeliveryOutboxRepository } from '../../src/notifications/delivery/engine/delivery-outbox.repository';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
+import { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import { NotificationsMetrics } from '../../src/notifications/metrics/notifications-metrics.service';
 import { appWithKitPerSuite, describeEachDatabase } from '../support/each-database';
 import type { TestAppWithKit } from '../support/test-app-with-kit';
@@ -37,11 +39,17 @@ describeEachDatabase('isolation between endpoints on $name', (kind) => {
       await t.enableWebhook(2, 'RATE_SPIKE', '/alive');
       t.receiver.respondWith('hang', { path: '/dead' });
 
+      const neighbourRecorded = firstValueFrom(t.app.get(DeliveryEvents).attemptRecorded.pipe(filter((a) => a.userId === 2)));
       await t.publish({ events: events(1, 20) }).expect(202);
       await t.publish(event(2, 'kill switch')).expect(202);
       await t.receiver.waitForDelivery({ userId: 2 }); // well before the neighbour's 3 s deadlines end
+      await neighbourRecorded;
 
       expect(deadRequests()).toHaveLength(2);
+      // Its 2 requests in flight, 6 more queued behind them (its share held in memory: 2 slots × 4); the rest wait in the outbox.
+      const metrics = await t.app.get(NotificationsMetrics).registry.metrics();
+      expect(metrics).toContain('webhook_leases_held{step="send"} 2');
+      expect(metrics).toContain('webhook_leases_held{step="acquire"} 6');
     });
 
     it('opens the circuit after its attempts time out: the rest are skipped without a request, each using one attempt, and the log says why', async () => {
@@ -65,6 +73,8 @@ describeEachDatabase('isolation between endpoints on $name', (kind) => {
       expect(metrics).toContain('webhook_circuits_opened_total 1');
       expect(metrics).toContain('webhook_deliveries_parked_total 18');
       expect(metrics).toContain('webhook_attempts_total{outcome="circuit_open"} 18');
+      for (const step of ['claim', 'admit', 'acquire', 'send', 'settle', 'release', 'cancel'])
+        expect(metrics).toContain(`webhook_leases_held{step="${step}"} 0`);
     });
 
     it('skips what is published while the circuit is open, without a request', async () => {

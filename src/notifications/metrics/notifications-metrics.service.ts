@@ -35,6 +35,7 @@ const NAMES = {
   queueDepth: 'webhook_queue_depth',
   circuitsOpen: 'webhook_circuits_open',
   partitionsOwned: 'webhook_partitions_owned',
+  leasesHeld: 'webhook_leases_held',
   circuitsOpened: 'webhook_circuits_opened_total',
   skipped: 'webhook_deliveries_parked_total',
   testSends: 'webhook_test_sends_total',
@@ -114,6 +115,17 @@ export class NotificationsMetrics implements OnApplicationShutdown {
       registers,
       collect() {
         this.set(engine.partitionsOwned());
+      },
+    });
+    new Gauge({
+      name: NAMES.leasesHeld,
+      help:
+        'Deliveries this instance holds the lease of, by step: claim (being taken), admit (target being read), acquire ' +
+        '(queued for a slot), send (request in flight), settle (record being committed), release, cancel.',
+      labelNames: ['step'],
+      registers,
+      collect() {
+        for (const [step, count] of Object.entries(engine.leasesByStep())) this.set({ step }, count);
       },
     });
     const circuitsOpened = new Counter({

@@ -55,11 +55,11 @@ export class AttemptRecords {
    * this call (synchronously, before any await) until then.
    */
   async record(claim: ClaimedDelivery, record: AttemptRecord, webhookUrl: string): Promise<void> {
-    this.room.capacity.hold(1);
+    this.room.capacity.enter('settle', 1);
     try {
       await this.store(claim, record, webhookUrl);
     } finally {
-      this.room.capacity.letGo(1);
+      this.room.capacity.leave('settle', 1);
       void this.room.wakeUps.wake('room');
     }
   }

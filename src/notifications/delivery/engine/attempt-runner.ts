@@ -15,7 +15,7 @@ import { AttemptRecords } from './attempt-records';
 import { isUnreachable } from './circuit-breaker';
 import type { EngineWork } from './engine-work';
 import { type OpenedCircuit, type EndpointKey, type EndpointQueues, endpointKeyOf, hostOf, type QueuedAttempt } from './endpoint-queues';
-import type { InstanceCapacity } from './instance-capacity';
+import type { InstanceCapacity, LeaseStep } from './instance-capacity';
 import type { ClaimedDelivery, OutboxStore } from './outbox-store';
 import type { WakeUps } from './wake-ups';
 import { DeliveryStatus } from '../entities/webhook-delivery.entity';
@@ -27,17 +27,23 @@ export type Targets = ReadonlyMap<string, WebhookTarget>;
 export interface Job extends QueuedAttempt {
   readonly claim: ClaimedDelivery;
   readonly target: WebhookTarget;
+  /**
+   * Its {@link LeaseStep}: `acquire` until the queues hand it a slot and it fits its leases, then `send` while its request
+   * is in flight, then `settle` (its record) or, when it no longer fits, `release`. The queues hear of its slot once,
+   * as it leaves `acquire` or `send`.
+   */
+  step: Extract<LeaseStep, 'acquire' | 'send' | 'settle' | 'release'>;
 }
 
 /** A leased delivery skipped for its endpoint's open circuit, with the target it would have gone to. */
 type SkippedJob = Pick<Job, 'claim' | 'target'>;
 
 /**
- * Runs the attempts of leased deliveries: admits them (queued behind their endpoint, skipped while its circuit is open,
- * cancelled when the webhook is off), starts queued attempts while there are free slots, sends each one signed (its
- * deadline starts with the request) and records it, records of concurrent attempts group-committed in one transaction.
- * A record that fails is retried. Every lease it holds counts against the instance's room until it is queued, or its
- * record, release or cancel has completed.
+ * Runs the attempts of leased deliveries, each lease in one {@link LeaseStep} at a time: admits them (queued behind
+ * their endpoint, skipped while its circuit is open, cancelled when the webhook is off), starts queued attempts while
+ * there are free slots, sends each one signed (its deadline starts with the request) and settles it: its record, records
+ * of concurrent attempts group-committed in one transaction, retried when they fail. Every lease counts against the
+ * instance's room in every step, until its record, release or cancel has completed.
  */
 export class AttemptRunner {
   private readonly logger = new Logger('WebhookDelivery');
@@ -75,7 +81,7 @@ export class AttemptRunner {
       return;
     }
     let targets: Targets;
-    this.capacity.hold(claims.length); // leased here while their targets are read
+    this.capacity.enter('admit', claims.length);
     try {
       targets = known ?? (await this.preferences.webhookTargets(claims));
     } catch (error) {
@@ -86,7 +92,7 @@ export class AttemptRunner {
       await this.release(claims);
       return;
     } finally {
-      this.capacity.letGo(claims.length); // what follows counts them again, in this turn: queued, skipped or cancelled
+      this.capacity.leave('admit', claims.length); // each enters its next step in this turn: queued, skipped, cancelled or released
     }
     const now = this.clock.now();
     const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; jobs: SkippedJob[] }>();
@@ -107,7 +113,7 @@ export class AttemptRunner {
         group.jobs.push({ claim, target });
         skipped.set(endpoint, group);
       } else {
-        this.queues.push({ endpoint, userId: claim.userId, type: claim.type, claim, target });
+        this.queues.push({ endpoint, userId: claim.userId, type: claim.type, claim, target, step: 'acquire' });
       }
     }
     for (const [endpoint, group] of skipped) this.skip(group.jobs, { endpoint, ...group });
@@ -122,46 +128,52 @@ export class AttemptRunner {
   }
 
   /**
-   * One attempt: the request (its deadline starts now), the circuit bookkeeping, then its record (group-committed). It
-   * starts only while both its delivery's lease and its partition's cover its deadline, record and the tolerated skew.
+   * One attempt, handed a slot by the queues: it starts only while both its delivery's lease and its partition's cover its
+   * deadline, record and the tolerated skew (else `release`); then `send` (the request, its deadline starting now) and
+   * `settle` (the circuit's bookkeeping, then its record, group-committed, the slot free for the next attempt already).
    */
   private async attempt(job: Job): Promise<void> {
-    const { claim, target } = job;
-    let ended = false;
+    const { claim } = job;
     try {
       if (!this.attemptFits(claim)) {
         // It waited too long, or its partition is no longer this instance's: another instance may take the delivery (its
         // clock ahead) or its partition, so sending now could send it twice, or past the endpoint's cap.
-        ended = true;
+        job.step = 'release';
         this.queues.dropped(job);
-        const released = this.release([claim]); // counted from here until released: the freed slot does not free its room
+        const released = this.release([claim]); // enters `release` now: the freed slot does not free its room
         this.slotFreed(job);
         await released;
         return;
       }
+      job.step = 'send';
       const startedAt = this.clock.now();
-      const attemptNumber = claim.attemptCount + 1;
-      const result = await this.inPartition(claim.userId, () => this.send(claim, target, attemptNumber, startedAt));
-      const endedAt = this.clock.now();
-      this.capacity.attemptTook(result.durationMs);
-      ended = true;
-      if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
-      const owned = this.ownership.holds(claim.userId, endedAt);
-      const opened = this.queues.finished(job, result.outcome, endedAt, owned, startedAt + (result.sentAfterMs ?? 0));
-      if (opened) this.circuitOpened(opened);
-      const record = attemptRecord(attemptNumber, startedAt, result, endedAt);
-      const recorded = this.records.record(claim, record, target.url);
-      this.slotFreed(job); // the next attempt starts now, while this one is being recorded
-      await recorded;
-      this.nextInTurn(claim, record.status);
+      const result = await this.inPartition(claim.userId, () => this.send(claim, job.target, startedAt));
+      await this.settle(job, startedAt, result);
     } catch (error) {
-      if (!ended) {
+      if (job.step === 'acquire' || job.step === 'send') {
         this.queues.dropped(job);
         this.slotFreed(job);
       }
       this.wakeUps.leaseGivenUp(claim.lockedUntil);
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
     }
+  }
+
+  /** The attempt's answer: its slot freed (the circuit told), then its record, committed while the next attempt starts. */
+  private async settle(job: Job, startedAt: number, result: AttemptResult): Promise<void> {
+    const { claim, target } = job;
+    const endedAt = this.clock.now();
+    this.capacity.attemptTook(result.durationMs);
+    job.step = 'settle';
+    if (result.outcome !== 'blocked') this.ownership.egress.noteRequest(job.endpoint, !isUnreachable(result.outcome), endedAt);
+    const owned = this.ownership.holds(claim.userId, endedAt);
+    const opened = this.queues.finished(job, result.outcome, endedAt, owned, startedAt + (result.sentAfterMs ?? 0));
+    if (opened) this.circuitOpened(opened);
+    const record = attemptRecord(claim.attemptCount + 1, startedAt, result, endedAt);
+    const recorded = this.records.record(claim, record, target.url);
+    this.slotFreed(job);
+    await recorded;
+    this.nextInTurn(claim, record.status);
   }
 
   /** Attempts of the partition's users in flight here: a partition moving to another instance goes once none is. */
@@ -204,9 +216,10 @@ export class AttemptRunner {
    * Signs and sends, as a child span of the event's trace; a target without a usable secret is refused without a
    * request, never sent unsigned.
    */
-  private send(claim: ClaimedDelivery, target: WebhookTarget, attempt: number, nowMs: number): Promise<AttemptResult> {
+  private send(claim: ClaimedDelivery, target: WebhookTarget, nowMs: number): Promise<AttemptResult> {
     if (target.unusableSecret || !target.secret) return Promise.resolve(refusedUnsigned(target.unusableSecret ?? 'no signing secret'));
     const { url, secret, previousSecret } = target;
+    const attempt = claim.attemptCount + 1;
     const { body, type, eventId, sequence } = claim;
     const userAgent = this.settings.userAgent;
     const span = { url, eventType: type, eventId, deliveryId: claim.id, attempt };
@@ -258,7 +271,7 @@ export class AttemptRunner {
    */
   async release(claims: readonly ClaimedDelivery[]): Promise<void> {
     if (claims.length === 0) return;
-    this.capacity.hold(claims.length);
+    this.capacity.enter('release', claims.length);
     try {
       await this.outbox.release(claims);
     } catch (error) {
@@ -266,7 +279,7 @@ export class AttemptRunner {
       this.wakeUps.leaseGivenUp(Math.min(...claims.map((claim) => claim.lockedUntil)));
       return;
     } finally {
-      this.capacity.letGo(claims.length);
+      this.capacity.leave('release', claims.length);
     }
     void this.wakeUps.wake('backlog');
   }
@@ -274,7 +287,7 @@ export class AttemptRunner {
   /** Ends a delivery whose webhook is off; counted against the room until done, claimed again at its lease's end if it fails. */
   private async cancel(claim: ClaimedDelivery): Promise<void> {
     let cancelled: boolean;
-    this.capacity.hold(1);
+    this.capacity.enter('cancel', 1);
     try {
       cancelled = await this.outbox.cancel(claim, this.clock.now(), 'webhook disabled for this event type');
     } catch (error) {
@@ -282,7 +295,7 @@ export class AttemptRunner {
       this.wakeUps.leaseGivenUp(claim.lockedUntil);
       return;
     } finally {
-      this.capacity.letGo(1);
+      this.capacity.leave('cancel', 1);
       void this.wakeUps.wake('room');
     }
     if (cancelled) this.events.emit('deliveryCancelled', { deliveryId: claim.id, userId: claim.userId, type: claim.type });

@@ -14,20 +14,31 @@ export const HELD_PER_ENDPOINT_SLOT = 4;
 const ATTEMPT_MS_WEIGHT = 0.05;
 
 /**
+ * The step each lease this instance holds is in, one at a time (as graphile-worker's local queue has modes):
+ * - `claim`: being taken, by a claim, a redelivery or an enqueue (room reserved for it until the statement returns);
+ * - `admit`: its webhook target being read;
+ * - `acquire`: queued behind its endpoint for a slot ({@link EndpointQueues});
+ * - `send`: its request in flight;
+ * - `settle`: its attempt's record (made, or skipped for an open circuit) being committed, its slot free already;
+ * - `release` or `cancel`: being handed back to the outbox, or ended CANCELLED (its webhook is off).
+ */
+export type LeaseStep = 'claim' | 'admit' | 'acquire' | 'send' | 'settle' | 'release' | 'cancel';
+export const LEASE_STEPS: readonly LeaseStep[] = ['claim', 'admit', 'acquire', 'send', 'settle', 'release', 'cancel'];
+/** The steps outside the endpoint queues, counted here; the queues count `acquire` and `send`. */
+export type OutsideStep = Exclude<LeaseStep, 'acquire' | 'send'>;
+
+/**
  * How much this instance can take on: its capacity (the memory bound, and no more than its slots can start within a
- * lease at the recent attempt duration), the room left once what it holds (queued, in flight, or outside the queues
- * until its claim, record, release or cancel completes) and what enqueues are placing are counted, and the placement
- * of new deliveries (leased here when there is room, else due in the outbox), with the reservations that keep
- * concurrent enqueues from all seeing the same room.
+ * lease at the recent attempt duration), the room left once every lease it holds, in whichever {@link LeaseStep}, and
+ * what enqueues are placing are counted, and the placement of new deliveries (leased here when there is room, else due
+ * in the outbox), with the reservations that keep concurrent enqueues from all seeing the same room.
  */
 export class InstanceCapacity {
   /** Moving average of attempt durations: how much this instance can start within a lease. Pessimistic at first. */
   private attemptMs: number;
-  /**
-   * Leases this instance holds outside its queues: being claimed or admitted, attempts being recorded, deliveries being
-   * released or cancelled. Each is still leased here until that call completes, so it counts against the memory bound.
-   */
-  private outside = 0;
+  /** Leases held outside the queues, per step: each is still leased here until its step completes. */
+  private readonly outside = new Map<OutsideStep, number>();
+  private outsideCount = 0;
   /** Deliveries being leased by enqueues in progress, per endpoint and in all: counted as held until they are queued. */
   private readonly placing = new Map<EndpointKey, number>();
   private placingCount = 0;
@@ -57,21 +68,33 @@ export class InstanceCapacity {
   }
 
   /**
-   * `count` leases are held outside the queues from now on (a claim, an admission, a record, a release or a cancel in
-   * progress): they count against the room until {@link letGo}. Call it synchronously, before the call that may end
-   * them awaits anything, and let go in the same turn as whoever takes them over counts them.
+   * `count` leases enter `step`, outside the queues: they count against the room until they {@link leave} it. Call it
+   * synchronously, before the call that may end them awaits anything, and leave in the same turn as the next step takes
+   * them (queued, or held in another step).
    */
-  hold(count: number): void {
-    this.outside += count;
+  enter(step: OutsideStep, count: number): void {
+    this.outside.set(step, (this.outside.get(step) ?? 0) + count);
+    this.outsideCount += count;
   }
 
-  letGo(count: number): void {
-    this.outside -= count;
+  leave(step: OutsideStep, count: number): void {
+    this.outside.set(step, this.outside.get(step)! - count);
+    this.outsideCount -= count;
+  }
+
+  /** How many leases are in each step now: room reserved for claims and enqueues in progress counts as `claim`. */
+  leasesByStep(): Record<LeaseStep, number> {
+    const by = Object.fromEntries(LEASE_STEPS.map((step) => [step, 0])) as Record<LeaseStep, number>;
+    for (const [step, count] of this.outside) by[step] = count;
+    by.claim += this.placingCount;
+    by.acquire = this.queues.held - this.queues.inFlight;
+    by.send = this.queues.inFlight;
+    return by;
   }
 
   /** How many more deliveries this instance takes now. */
   room(): number {
-    return this.work.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held - this.outside - this.placingCount);
+    return this.work.stopping ? 0 : Math.max(0, this.capacity() - this.queues.held - this.outsideCount - this.placingCount);
   }
 
   /** Whether a claim is worth its query: a batch (or half the capacity) fits. */

@@ -23,7 +23,7 @@ import { AfterCommit } from './after-commit.subscriber';
 import { AttemptRunner, type Job, type Targets } from './attempt-runner';
 import { EngineWork } from './engine-work';
 import { type EndpointKey, EndpointQueues } from './endpoint-queues';
-import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity } from './instance-capacity';
+import { HELD_PER_ENDPOINT_SLOT, HELD_PER_SLOT, InstanceCapacity, type LeaseStep } from './instance-capacity';
 import { type Lease, type NewEvent, OutboxStore, type Placement, type RecoveryWindow } from './outbox-store';
 import { RECOVER_LIMIT, RecoveryPacer } from './recovery-pacer';
 import { WakeUps } from './wake-ups';
@@ -171,12 +171,12 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     // meanwhile does not fill it, and a redelivery never leases beyond the capacity.
     const holding = this.work.delivers && this.capacity.room() > 0 && this.owns(event.userId, this.clock.now()) ? 1 : 0;
     let claim: Awaited<ReturnType<OutboxStore['enqueueAgain']>>;
-    this.capacity.hold(holding);
+    this.capacity.enter('claim', holding);
     const lease = this.lease();
     try {
       claim = await this.wakeUps.leasing(lease, () => this.outbox.enqueueAgain(event, holding > 0 ? 'lease' : 'due', lease));
     } finally {
-      this.capacity.letGo(holding); // admit or release counts it again in this turn
+      this.capacity.leave('claim', holding); // admit or release takes it in this turn
     }
     if (claim === null || 'running' in claim) return claim;
     if ('queued' in claim) {
@@ -259,6 +259,11 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
   /** Endpoints whose circuit is open (or probing) in this instance. */
   openCircuits(): number {
     return this.queues.openCircuits(this.clock.now());
+  }
+
+  /** The leases this instance holds (or the room it reserved for those being taken), by the step they are in. */
+  leasesByStep(): Record<LeaseStep, number> {
+    return this.capacity.leasesByStep();
   }
 
   /** Partitions of users this instance delivers for now. */

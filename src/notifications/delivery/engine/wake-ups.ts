@@ -304,13 +304,13 @@ export class WakeUps {
       let claim: Claimed;
       // The room this claim may fill counts as held while it runs: an enqueue or a redelivery meanwhile must not lease
       // into it. Let go in the turn the claim resolves, in which admit counts what it took.
-      this.capacity.hold(room);
+      this.capacity.enter('claim', room);
       try {
         const owned = await this.engine.owned();
         const lease = this.engine.lease();
         claim = await this.leasing(lease, () => this.outbox.claimDue(room, lease, fairness, owned));
       } finally {
-        this.capacity.letGo(room);
+        this.capacity.leave('claim', room);
       }
       const { claims, exhausted, excluded } = claim;
       if (this.work.stopping) {
