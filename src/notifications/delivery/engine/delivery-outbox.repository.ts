@@ -1,28 +1,35 @@
 import { Inject, Injectable, Logger, type OnModuleInit, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, type EntityManager, type QueryResult, type SelectQueryBuilder } from 'typeorm';
-import type { EventType } from '../../catalog/event-catalog';
+import { DataSource, type EntityManager } from 'typeorm';
 import { isForeignKeyViolation, isUniqueViolation } from '../../common/database/database-errors';
 import { isMySql } from '../../common/database/is-mysql';
-import { affectedRowsOf } from './affected-rows';
-import { dueDeliveries } from './due-deliveries';
 import { shortTransaction } from '../../common/database/short-transaction';
-import { DeliveryStatus, WebhookDelivery } from '../entities/webhook-delivery.entity';
-import { WebhookEvent } from '../entities/webhook-event.entity';
 import { DELIVERY_SETTINGS, type DeliverySettings } from '../delivery-settings';
-import { storedTraceContext } from '../trace-context/stored-trace-context';
+import type { Ownership } from '../partitions/partitions';
+import type { WebhookEvent } from '../entities/webhook-event.entity';
+import { affectedRowsOf } from './affected-rows';
 import { type ClaimMode, claimModeFor, distributedServerOf } from './claim-mode';
 import type { Claimed, ClaimFairness, ClaimedDelivery, Lease, NewEvent, OutboxStore, Placement, RecoveryWindow } from './outbox-store';
-import { type Ownership, PARTITION_COUNT } from '../partitions/partitions';
+import { insertAttempts, type RecordedAttempt, storedBefore } from './tables/attempts-table';
 import {
-  INSERT_CHUNK,
-  insertAttempts,
+  cancelLeased,
+  earliestLeaseEnd,
+  failedInWindow,
   insertDeliveries,
-  insertEvents,
-  lockStreams,
+  leaseHolders,
+  leasedRows,
+  newestOfEvent,
   nextStatesUpdate,
-  type RecordedAttempt,
-} from './outbox-write-statements';
+  numberOfEvent,
+  pendingOfEvent,
+  placementOf,
+  readLeased,
+  releaseLeases,
+} from './tables/deliveries-table';
+import { leaseRows, lockFree, ownedDue } from './tables/delivery-claims';
+import { insertEventRows } from './tables/events-table';
+import { INSERT_CHUNK, insertIdOf } from './tables/sql-rows';
+import { type DeliveryValues, lockStreams, numberInStreams } from './tables/streams-table';
 
 /** Tries of an insert that a concurrent cycle of the same event can refuse (the unique PENDING delivery per event). */
 const PENDING_CONFLICT_TRIES = 3;
@@ -32,11 +39,13 @@ const CLAIM_SCAN_FACTOR = 4;
 const LEASE_LOST = new Error('a lease was lost');
 
 /**
- * The outbox: events, their deliveries and attempts, as the engine's {@link OutboxStore}. The only place that writes
- * them and knows the claim SQL: a lease (`locked_by`, `locked_until`) taken with a conditional UPDATE, after a
- * plain read of due rows and, on MySQL/MariaDB, `SELECT … FOR UPDATE SKIP LOCKED` by id of those chosen, so instances
- * do not contend for the same rows (the read alone in the `conditional-update` {@link ClaimMode}, for TiDB and Vitess). The delivery log
- * reads the same tables through `DeliveryLogRepository`.
+ * The outbox: events, their deliveries and attempts, as the engine's {@link OutboxStore}. Each table's statements are
+ * in `tables/` (one file per table, the claim's apart); this store says which run together, in which transaction, and
+ * retries what a concurrent writer can refuse. The only writer of those rows: a lease (`locked_by`, `locked_until`) is
+ * taken with a conditional UPDATE, after a plain read of due rows and, on MySQL/MariaDB, `SELECT … FOR UPDATE SKIP
+ * LOCKED` by id of those chosen, so instances do not contend for the same rows (the read alone in the
+ * `conditional-update` {@link ClaimMode}, for TiDB and Vitess). The delivery log reads the same tables through
+ * `DeliveryLogRepository`.
  */
 @Injectable()
 export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
@@ -44,6 +53,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   private readonly configuredClaimMode: ClaimMode | undefined;
   /** On MySQL/MariaDB: the configured claim mode, until {@link onModuleInit} settles it for the server. */
   private claimMode: ClaimMode;
+  private readonly mysql: boolean;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -51,11 +61,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
   ) {
     this.configuredClaimMode = settings?.claimMode;
     this.claimMode = settings?.claimMode ?? 'skip-locked';
+    this.mysql = isMySql(dataSource);
   }
 
   /** Asks a MySQL-compatible server what it is: TiDB and Vitess claim without SKIP LOCKED ({@link claimModeFor}). */
   async onModuleInit(): Promise<void> {
-    if (!isMySql(this.dataSource)) return;
+    if (!this.mysql) return;
     const [{ version }] = await this.dataSource.query<{ version: string }[]>('SELECT VERSION() AS version');
     this.claimMode = claimModeFor(version, this.configuredClaimMode);
     const server = distributedServerOf(version);
@@ -76,7 +87,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     if (events.length === 1 && insertedId !== null) rows = [{ id: insertedId, event_id: events[0].id }];
     else
       try {
-        rows = await this.dataSource.query('SELECT id, event_id FROM webhook_deliveries WHERE locked_by = ?', [lease.token]);
+        rows = await leasedRows(this.dataSource.manager, lease.token);
       } catch {
         return [];
       }
@@ -114,26 +125,20 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
 
   /** The deliveries still leased with `lease`, with their bodies (none when the transaction that inserted them rolled back). */
   leasedWith(lease: Lease): Promise<ClaimedDelivery[]> {
-    return this.claimedBy(lease);
+    return readLeased(this.dataSource.manager, lease);
   }
 
   /** Whether any delivery of the partitions `owned` is due now and free: a cheap look (one index row) before a claim. */
   async anyDue(now: number, owned: Ownership = 'all'): Promise<boolean> {
-    const due = this.ownedDue(this.dataSource.manager, now, owned);
     // A plain read (it locks nothing): the partitions table may be asked here, as the claim's UPDATE does.
-    if (owned !== 'all')
-      due.andWhere(`d.partition IN (SELECT p.user_partition ${HELD_PARTITIONS})`, { holder: owned.holder, leasedPast: owned.leasedPast });
+    const due = ownedDue(this.dataSource.manager, now, owned, { mysql: this.mysql, checkHeld: true });
     const rows = await due.select('d.id', 'id').limit(1).getRawMany();
     return rows.length > 0;
   }
 
   /** When the earliest lease still running ends (epoch ms), or null when no pending delivery is leased: a scan of the lease index. */
-  async nextLeaseExpiry(now: number): Promise<number | null> {
-    const [row] = await this.dataSource.query<{ until: number | string | null }[]>(
-      'SELECT MIN(locked_until) AS until FROM webhook_deliveries WHERE locked_by IS NOT NULL AND status = ? AND locked_until >= ?',
-      [DeliveryStatus.PENDING, now],
-    );
-    return row?.until === null || row?.until === undefined ? null : Number(row.until);
+  nextLeaseExpiry(now: number): Promise<number | null> {
+    return earliestLeaseEnd(this.dataSource.manager, now);
   }
 
   /**
@@ -158,37 +163,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
 
   private recoverFailedOnce(window: RecoveryWindow, limit: number, placeOf: (index: number) => Placement, lease: Lease): Promise<number> {
     return shortTransaction(this.dataSource, async (manager) => {
-      const query = manager
-        .createQueryBuilder(WebhookDelivery, 'd')
-        .select('d.eventId', 'id')
-        .addSelect('d.userId', 'userId')
-        .addSelect('d.type', 'type')
-        .addSelect('d.streamId', 'streamId')
-        .addSelect('d.sequence', 'sequence')
-        .where('d.userId = :userId AND d.status = :failed', { userId: window.userId, failed: DeliveryStatus.FAILED })
-        .andWhere('d.updatedAt >= :since AND d.updatedAt <= :until', { since: window.since, until: window.until })
-        .innerJoin(WebhookEvent, 'e', 'e.id = d.eventId AND e.was_delivered = 0')
-        .andWhere(
-          "NOT EXISTS (SELECT 1 FROM webhook_deliveries other WHERE other.event_id = d.event_id AND (other.id > d.id OR other.status = 'DELIVERED'))",
-        )
-        .orderBy('d.updatedAt', 'ASC')
-        .limit(limit);
-      if (window.type) query.andWhere('d.type = :type', { type: window.type });
-      // No locking read: on MariaDB its next-key locks on the user's index range would hold up live inserts for that user.
-      const rows = await query.getRawMany<{
-        id: string;
-        userId: number | string;
-        type: EventType;
-        streamId: number | string | null;
-        sequence: number | string | null;
-      }>();
-      const events = rows.map((row) => ({
-        id: row.id,
-        userId: Number(row.userId),
-        type: row.type,
-        streamId: row.streamId === null ? null : Number(row.streamId),
-        sequence: row.sequence === null ? null : Number(row.sequence),
-      }));
+      const events = await failedInWindow(manager, window, limit);
       const index = new Map(events.map((event, i) => [event.id, i]));
       // Behind what the streams committed before: in the order read (oldest first), each with its event's number.
       const ordered = await lockStreams(
@@ -214,33 +189,22 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       try {
         await this.writeTogether(async (manager) => {
           // The event's number and stream, kept: a redelivery is the same event, queued behind what its stream holds now.
-          const [latest] = await manager.query<{ stream_id: number | string | null; sequence: number | string | null }[]>(
-            'SELECT stream_id, sequence FROM webhook_deliveries WHERE event_id = ? ORDER BY id DESC LIMIT 1',
-            [event.id],
-          );
-          const streamId = latest?.stream_id == null ? null : Number(latest.stream_id);
-          const sequence = latest?.sequence == null ? null : Number(latest.sequence);
+          const { streamId, sequence } = await numberOfEvent(manager, event.id);
           const ordered = await lockStreams(manager, [streamId]);
           await insertDeliveries(manager, [{ ...event, streamId, sequence }], () => placement, lease, ordered);
         });
         // Leased unless its stream is ordered (then it waits, due, for its turn).
-        const [claim] = placement === 'lease' ? await this.claimedBy(lease) : [];
+        const [claim] = placement === 'lease' ? await readLeased(this.dataSource.manager, lease) : [];
         if (claim) return claim;
         // The event's newest delivery: the one just inserted (another cycle starts only once this one has ended).
-        const [row] = await this.dataSource.query<{ id: number | string | null }[]>(
-          'SELECT MAX(id) AS id FROM webhook_deliveries WHERE event_id = ?',
-          [event.id],
-        );
-        return row?.id === null || row?.id === undefined ? null : { queued: Number(row.id) };
+        const queued = await newestOfEvent(this.dataSource.manager, event.id);
+        return queued === null ? null : { queued };
       } catch (error) {
         if (isForeignKeyViolation(error)) return null;
         if (!isUniqueViolation(error) || attempt >= PENDING_CONFLICT_TRIES) throw error;
       }
-      const [running] = await this.dataSource.query<{ id: number | string }[]>(
-        'SELECT id FROM webhook_deliveries WHERE event_id = ? AND status = ?',
-        [event.id, DeliveryStatus.PENDING],
-      );
-      if (running) return { running: Number(running.id) }; // else it ended meanwhile: try again
+      const running = await pendingOfEvent(this.dataSource.manager, event.id);
+      if (running !== null) return { running }; // else it ended meanwhile: try again
     }
   }
 
@@ -261,7 +225,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
     const scanLimit = limit * CLAIM_SCAN_FACTOR;
     let exhausted = true;
     const claimed = await shortTransaction(this.dataSource, async (manager) => {
-      const candidates = this.ownedDue(manager, lease.now, owned)
+      const candidates = ownedDue(manager, lease.now, owned, { mysql: this.mysql })
         .select('d.id', 'id')
         .addSelect('d.userId', 'userId')
         .orderBy('d.nextAttemptAt', 'ASC')
@@ -272,42 +236,14 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       const chosen = fairShare(rows, limit, (userId) => fairness.perUser - (fairness.heldByUser.get(userId) ?? 0));
       // Rows left for a later claim: scanned to the limit, or passed over because their user had their share.
       exhausted = rows.length < scanLimit && chosen.length === rows.length;
-      const ids = isMySql(this.dataSource) && this.claimMode === 'skip-locked' ? await lockFree(manager, chosen) : chosen;
+      const ids = this.mysql && this.claimMode === 'skip-locked' ? await lockFree(manager, chosen) : chosen;
       if (ids.length === 0) return 0;
-      return this.leaseRows(manager, ids, lease, owned);
+      return leaseRows(manager, ids, lease, owned, { mysql: this.mysql });
     });
     // Rows picked but none leased (taken by another claim meanwhile, or their partitions are not this holder's as the
     // table says): claiming again at once would read the same rows. What is left waits for the next reason to claim.
     if (claimed === 0) exhausted = true;
-    return { claims: claimed === 0 ? [] : await this.claimedBy(lease), exhausted, excluded };
-  }
-
-  /**
-   * The claim's conditional UPDATE: leases those of `ids` still due and free and, with an owner, of a partition whose
-   * lease it holds as the partitions table says; how many. On MySQL/MariaDB it reads the rows by primary key. Given the
-   * choice, the optimizer reads a status index when the rows claimed are most of the PENDING ones (a quiet outbox), and
-   * that range scan locks until commit the due rows of other partitions it passes (MariaDB 10.11, at READ COMMITTED too):
-   * their owner's claim meanwhile skips them (SKIP LOCKED) and leases nothing, its deliveries waiting for its next poll.
-   */
-  private async leaseRows(manager: EntityManager, ids: readonly number[], lease: Lease, owned: Ownership): Promise<number> {
-    const byPrimaryKey = isMySql(this.dataSource) ? ' FORCE INDEX (PRIMARY)' : '';
-    const held =
-      owned === 'all' ? '' : ` AND EXISTS (SELECT 1 ${HELD_PARTITIONS} AND p.user_partition = webhook_deliveries.user_partition)`;
-    const [sql, parameters] = this.dataSource.driver.escapeQueryWithParameters(
-      `UPDATE webhook_deliveries${byPrimaryKey} SET locked_by = :token, locked_until = :until ` +
-        'WHERE id IN (:...ids) AND status = :pending AND next_attempt_at <= :now AND (locked_until IS NULL OR locked_until < :now)' +
-        held,
-      {
-        ids,
-        token: lease.token,
-        until: lease.until,
-        now: lease.now,
-        pending: DeliveryStatus.PENDING,
-        ...(owned === 'all' ? {} : { holder: owned.holder, leasedPast: owned.leasedPast }),
-      },
-    );
-    const result: QueryResult = await manager.queryRunner!.query(sql, parameters, true);
-    return result.affected ?? ids.length;
+    return { claims: claimed === 0 ? [] : await readLeased(this.dataSource.manager, lease), exhausted, excluded };
   }
 
   /**
@@ -319,11 +255,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    */
   async recordAttempts(attempts: readonly RecordedAttempt[]): Promise<boolean[]> {
     if (attempts.length === 0) return [];
-    if (isMySql(this.dataSource) && (await this.recordIfAllLeased(attempts))) return attempts.map(() => true);
+    if (this.mysql && (await this.recordIfAllLeased(attempts))) return attempts.map(() => true);
     return shortTransaction(this.dataSource, async (manager) => {
-      const held = await this.leaseHolders(
+      const held = await leaseHolders(
         manager,
         attempts.map(({ claim }) => claim.id),
+        this.mysql,
       );
       const kept = attempts.filter(({ claim }) => held.get(claim.id) === claim.lockToken);
       if (kept.length > 0) {
@@ -332,7 +269,7 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
       }
       if (kept.length === attempts.length) return attempts.map(() => true);
       const leaseGone = attempts.filter(({ claim }) => held.get(claim.id) !== claim.lockToken);
-      const recorded = await this.recordedBefore(manager, leaseGone);
+      const recorded = await storedBefore(manager, leaseGone);
       return attempts.map((attempt) => !leaseGone.includes(attempt) || recorded.has(attempt));
     });
   }
@@ -355,36 +292,12 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
 
   /** Gives up leases this instance will not use (shutdown, no room, lease ending), so any instance can take the deliveries at once. */
   async release(claims: readonly ClaimedDelivery[]): Promise<void> {
-    for (const [token, ids] of byToken(claims)) {
-      await this.write((manager) =>
-        manager
-          .createQueryBuilder()
-          .update(WebhookDelivery)
-          .set({ lockedBy: null, lockedUntil: null })
-          .where('id IN (:...ids) AND locked_by = :token', { ids, token })
-          .execute(),
-      );
-    }
+    for (const [token, ids] of byToken(claims)) await this.write((manager) => releaseLeases(manager, token, ids));
   }
 
   /** Ends a delivery without a request (the user disabled the webhook meanwhile). */
-  async cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
-    const result = await this.write((manager) =>
-      manager
-        .createQueryBuilder()
-        .update(WebhookDelivery)
-        .set({
-          status: DeliveryStatus.CANCELLED,
-          nextAttemptAt: null,
-          lockedBy: null,
-          lockedUntil: null,
-          lastError: reason,
-          updatedAt: now,
-        })
-        .where('id = :id AND locked_by = :token', { id: claim.id, token: claim.lockToken })
-        .execute(),
-    );
-    return Boolean(result.affected);
+  cancel(claim: ClaimedDelivery, now: number, reason: string): Promise<boolean> {
+    return this.write((manager) => cancelLeased(manager, claim, now, reason));
   }
 
   /**
@@ -392,126 +305,31 @@ export class DeliveryOutboxRepository implements OutboxStore, OnModuleInit {
    * its turn among the transactions (the one connection may be inside a host's, whose rollback would undo it).
    */
   private write<T>(statement: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return isMySql(this.dataSource) ? statement(this.dataSource.manager) : this.dataSource.transaction(statement);
+    return this.mysql ? statement(this.dataSource.manager) : this.dataSource.transaction(statement);
   }
 
   /** Statements that commit together: {@link write} on SQLite, a short transaction on MySQL/MariaDB. */
   private writeTogether<T>(statements: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return isMySql(this.dataSource) ? shortTransaction(this.dataSource, statements) : this.write(statements);
-  }
-
-  /** Who holds each of these deliveries now; on MySQL/MariaDB the rows stay locked until the transaction ends. */
-  private async leaseHolders(manager: EntityManager, ids: readonly number[]): Promise<Map<number, string | null>> {
-    const lock = isMySql(this.dataSource) ? ' FOR UPDATE' : '';
-    const rows: { id: number | string; locked_by: string | null }[] = await manager.query(
-      `SELECT id, locked_by FROM webhook_deliveries WHERE id IN (${ids.map(() => '?').join(', ')}) ORDER BY id${lock}`,
-      [...ids],
-    );
-    return new Map(rows.map((row) => [Number(row.id), row.locked_by]));
-  }
-
-  /**
-   * Of attempts whose lease is gone, those an earlier try of their record stored (its answer lost): same number and start.
-   * Two leases of one delivery never share a start: an attempt starts only while its lease covers its deadline and
-   * margin, and the next lease is taken only once that one's end has passed (both by the same stored number).
-   */
-  private async recordedBefore(manager: EntityManager, attempts: readonly RecordedAttempt[]): Promise<Set<RecordedAttempt>> {
-    const ids = [...new Set(attempts.map(({ claim }) => claim.id))];
-    const rows: { delivery_id: number | string; attempt_number: number | string; started_at: number | string }[] = await manager.query(
-      `SELECT delivery_id, attempt_number, started_at FROM webhook_delivery_attempts WHERE delivery_id IN (${ids.map(() => '?').join(', ')})`,
-      ids,
-    );
-    const found = new Set(rows.map((row) => `${Number(row.delivery_id)} ${Number(row.attempt_number)} ${Number(row.started_at)}`));
-    return new Set(attempts.filter(({ claim, record }) => found.has(`${claim.id} ${claim.attemptCount + 1} ${record.startedAt}`)));
-  }
-
-  /**
-   * The due free deliveries of the partitions `owned` names, as memory says. The claim's UPDATE checks the partitions
-   * table agrees ({@link claimDue}); {@link anyDue} only looks.
-   */
-  private ownedDue(manager: EntityManager, now: number, owned: Ownership): SelectQueryBuilder<WebhookDelivery> {
-    const due = dueDeliveries(manager, now).andWhere(IN_TURN);
-    if (owned === 'all') return due;
-    // No partition: a condition no row meets (an empty IN list is not SQL).
-    if (owned.partitions.length === 0) return due.andWhere('1 = 0');
-    // A claim reads in due order up to its limit. Owning a wide share (one instance, or a few), the due index gives the rows
-    // in that order and about that share of them are this instance's: it stops near the limit. Owning a narrow share, the
-    // partitions' due index reads only theirs, but all of them, to sort: at every claim of a large backlog, the whole of it.
-    if (isMySql(this.dataSource)) due.useIndex(owned.partitions.length * WIDE_SHARE >= PARTITION_COUNT ? DUE_IN_ORDER : DUE_BY_PARTITION);
-    return due.andWhere('d.partition IN (:...partitions)', { partitions: owned.partitions });
-  }
-
-  /** The deliveries leased with `lease` (just now), with their bodies. Plain SQL: on the hot path of every claim. */
-  private async claimedBy(lease: Lease): Promise<ClaimedDelivery[]> {
-    const rows: {
-      id: number | string;
-      event_id: string;
-      user_id: number | string;
-      type: EventType;
-      attempt_count: number | string;
-      body: string;
-      traceparent: string | null;
-      tracestate: string | null;
-      sequence: number | string | null;
-      ordered: number | string | boolean | null;
-    }[] = await this.dataSource.query(
-      'SELECT d.id, d.event_id, d.user_id, d.type, d.attempt_count, e.body, e.traceparent, e.tracestate, d.sequence, st.ordered ' +
-        'FROM webhook_deliveries d INNER JOIN webhook_events e ON e.id = d.event_id ' +
-        'LEFT JOIN webhook_streams st ON st.id = d.stream_id WHERE d.locked_by = ? ORDER BY d.id',
-      [lease.token],
-    );
-    return rows.map((row) => ({
-      id: Number(row.id),
-      eventId: row.event_id,
-      userId: Number(row.user_id),
-      type: row.type,
-      attemptCount: Number(row.attempt_count),
-      body: row.body,
-      trace: storedTraceContext(row.traceparent, row.tracestate),
-      lockedUntil: lease.until,
-      lockToken: lease.token,
-      sequence: row.sequence === null ? null : Number(row.sequence),
-      ordered: Boolean(Number(row.ordered ?? 0)),
-    }));
+    return this.mysql ? shortTransaction(this.dataSource, statements) : this.write(statements);
   }
 }
 
 /**
- * A delivery whose turn it is: in an ordered stream, only the first PENDING one (the lowest id: rows enter a stream in
- * commit order, its lock held by every insert) may be claimed; the ones behind it wait until it is DELIVERED, FAILED or
- * CANCELLED. A plain read of the stream's rows (index `ix_webhook_deliveries_stream`), which a claim's `FOR UPDATE SKIP
- * LOCKED` does not lock: a locking clause of the outer query does not reach into a subquery.
+ * The events and one delivery each, through `manager` (a transaction), each delivery numbered in its stream. Resolves
+ * with the deliveries' rows, and the delivery's id when it inserted exactly one and leased it (the driver's insert id),
+ * null otherwise.
  */
-const IN_TURN =
-  'NOT EXISTS (SELECT 1 FROM webhook_streams st INNER JOIN webhook_deliveries earlier ON earlier.stream_id = st.id ' +
-  "AND earlier.status = 'PENDING' AND earlier.id < d.id WHERE st.id = d.stream_id AND st.ordered = 1)";
-
-const DUE_BY_PARTITION = 'ix_webhook_deliveries_partition_due';
-const DUE_IN_ORDER = 'ix_webhook_deliveries_due';
-/** Owning at least 1 / WIDE_SHARE of the partitions, a claim scans the due index in order ({@link DUE_IN_ORDER}). */
-const WIDE_SHARE = 4;
-/**
- * A partition whose lease `:holder` holds past `:leasedPast` (running until then at least, as a renewal counts it; a
- * take waits until it has passed): the claim's condition on `webhook_partitions`.
- */
-const HELD_PARTITIONS = 'FROM webhook_partitions p WHERE p.holder = :holder AND p.lease_until > :leasedPast';
-
-/**
- * Of the deliveries `ids`, those no other transaction holds, locked until this one ends (`FOR UPDATE SKIP LOCKED`, by
- * primary key). The claim's scan itself does not lock: a locking range scan also locks the first row past its range
- * (InnoDB, at READ COMMITTED too), which is another partition's, and its owner's claim would skip it and report nothing
- * due (seen as a wake-up that claimed nothing, the delivery waiting for the owner's next poll).
- */
-async function lockFree(manager: EntityManager, ids: readonly number[]): Promise<number[]> {
-  if (ids.length === 0) return [];
-  const rows = await manager
-    .createQueryBuilder(WebhookDelivery, 'd')
-    .select('d.id', 'id')
-    .where('d.id IN (:...ids)', { ids })
-    .setLock('pessimistic_write')
-    .setOnLocked('skip_locked')
-    .getRawMany<{ id: number | string }>();
-  return rows.map((row) => Number(row.id));
+async function insertEvents(
+  manager: EntityManager,
+  events: readonly NewEvent[],
+  placeOf: (event: NewEvent) => Placement,
+  lease: Lease,
+): Promise<{ readonly id: number | null; readonly rows: readonly DeliveryValues[] }> {
+  await insertEventRows(manager, events, lease.now);
+  const { rows, ordered } = await numberInStreams(manager, events);
+  const inserted = await insertDeliveries(manager, rows, placeOf, lease, ordered);
+  const leased = events.length === 1 && placementOf(rows[0], placeOf, ordered) === 'lease';
+  return { id: leased ? insertIdOf(inserted) : null, rows };
 }
 
 /** The ids of these claims grouped by lease token, in chunks a statement can take. */
