@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -67,6 +69,15 @@ describeEachDatabase('metrics on $name', (kind) => {
     for (const outcome of ['success', 'http_error', 'timeout', 'connect_error', 'blocked', 'tls_error']) {
       expect(samples.get(`webhook_attempts_total{outcome="${outcome}"}`)).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it('serves exactly the webhook_* metrics docs/operations.md lists, with their types', async () => {
+    const documented = [
+      ...readFileSync(join(__dirname, '..', '..', 'docs', 'operations.md'), 'utf8').matchAll(/^\| `(webhook_\w+)` \| (\w+) \|/gm),
+    ];
+    const response = await t.http().get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`).expect(200);
+    const served = [...response.text.matchAll(/^# TYPE (webhook_\w+) (\w+)$/gm)];
+    expect(new Map(served.map(([, name, type]) => [name, type]))).toEqual(new Map(documented.map(([, name, type]) => [name, type])));
   });
 
   it('serves the metrics to anyone when no metrics token is configured', async () => {
@@ -166,10 +177,20 @@ describeEachDatabase('metrics on $name', (kind) => {
     const before = await scrape();
     await publish();
     await t.receiver.waitForDelivery({ userId });
-    expect((await scrape())('webhook_queue_depth{state="in_flight"}') - before('webhook_queue_depth{state="in_flight"}')).toBe(1);
+    expect(await moved(before, ['webhook_queue_depth{state="in_flight"}', 'webhook_leases_held{step="send"}'])).toEqual({
+      'webhook_queue_depth{state="in_flight"}': 1,
+      'webhook_leases_held{step="send"}': 1,
+    });
     await t.settle();
-    expect(await moved(before, ['webhook_queue_depth{state="in_flight"}', 'webhook_attempts_total{outcome="timeout"}'])).toEqual({
+    expect(
+      await moved(before, [
+        'webhook_queue_depth{state="in_flight"}',
+        'webhook_leases_held{step="send"}',
+        'webhook_attempts_total{outcome="timeout"}',
+      ]),
+    ).toEqual({
       'webhook_queue_depth{state="in_flight"}': 0,
+      'webhook_leases_held{step="send"}': 0,
       'webhook_attempts_total{outcome="timeout"}': 1,
     });
   });
