@@ -11,8 +11,8 @@ import { insertRows, placeholders, truncate } from './sql-rows';
 
 /**
  * `webhook_deliveries`: one attempt cycle of an event, its state, its place in its stream and its lease
- * (`locked_by`, `locked_until`). Every statement that writes it, and the reads the outbox makes of it; the claim's
- * are in `delivery-claims.ts`.
+ * (`locked_by`, `locked_until`). The statements the outbox writes and reads it with, but the claim's
+ * (`delivery-claims.ts`).
  */
 
 /**
