@@ -11,7 +11,8 @@ export const INVARIANTS = {
     'every delivery is DELIVERED, FAILED or CANCELLED within the schedule span (plus the minute tick and a lease per attempt)',
   'commit-before-send': 'nothing is sent before its host transaction committed, or after it rolled back',
   'no-request-for-delivered': 'no request for a delivery recorded DELIVERED, nor for an event delivered since its last explicit redelivery',
-  'bounded-memory': 'an instance holds at most its capacity of unexpired leases (queued, in flight or being recorded)',
+  'bounded-memory':
+    'an instance holds at most its capacity of unexpired leases (queued, in flight or being recorded), and its steps count every one of them',
   'endpoint-cap': 'in flight: at most perEndpointConcurrency per endpoint, all instances together, and concurrency per instance',
   'one-owner':
     "requests in flight for one partition's users come from one instance at a time (its owner), unless one was sent late (its process paused between the check and the request)",

@@ -2,6 +2,7 @@ import type { DeliverySettings } from '../../src/notifications/delivery/delivery
 import type { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
 import type { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { EndpointQueues, QueuedAttempt } from '../../src/notifications/delivery/engine/endpoint-queues';
+import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
 import type { AttemptRecord } from '../../src/notifications/delivery/engine/outbox-store';
 import type { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
@@ -135,6 +136,15 @@ export const MUTATIONS = {
     engine: (engine) => {
       const capacity = (engine as unknown as { capacity: { capacity(): number } }).capacity;
       around(capacity, 'capacity', (original) => () => original() * 10);
+    },
+  },
+  'records-uncounted': {
+    invariant: 'bounded-memory',
+    breaks: 'the engine stops counting a lease against its room as its attempt ends, not once its record is stored',
+    engine: (engine) => {
+      const capacity = (engine as unknown as { capacity: InstanceCapacity }).capacity;
+      around(capacity, 'enter', (original) => (step, count) => original(step, step === 'settle' ? 0 : count));
+      around(capacity, 'leave', (original) => (step, count) => original(step, step === 'settle' ? 0 : count));
     },
   },
   'cap-raised': {

@@ -150,6 +150,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'no-pending-unique-index': 59,
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
+  'records-uncounted': 1,
   'cap-raised': 1,
   'probes-unguarded': 1,
   'answered-probes-fail': 3,

@@ -244,6 +244,16 @@ export class StateInvariants {
           `memory ${instance.name}@${count}`,
           `${instance.name} holds ${count} leased deliveries (capacity ${capacity})`,
         );
+      // Its room counts every lease it holds, in one step or another: one it does not count would be claimed over, though
+      // the bound above is reached only when the instance is full.
+      const steps = engineCapacityOf(instance).leasesByStep();
+      const counted = Object.values(steps).reduce((sum, n) => sum + n, 0);
+      if (counted < count)
+        world.violate(
+          'bounded-memory',
+          `uncounted ${instance.name}@${count}`,
+          `${instance.name} holds ${count} leased deliveries but its steps count ${counted} (${JSON.stringify(steps)})`,
+        );
     }
     this.checkStandDown(deliverers, now);
     if (world.failure) throw world.failure;

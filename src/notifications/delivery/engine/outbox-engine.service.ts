@@ -325,6 +325,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     const unstarted = this.queues.takeQueued();
     const inFlight = this.queues.inFlight;
     this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
+    this.capacity.enter('release', unstarted.length);
     try {
       await this.outbox.release(unstarted.map((job) => job.claim));
       if (unstarted.length > 0) this.logger.log(`Shutdown: released ${unstarted.length} deliveries for other instances`);
@@ -333,6 +334,8 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
       this.logger.warn(
         `Shutdown: ${unstarted.length} deliveries not released (${(error as Error).message}); claimed again when their leases end`,
       );
+    } finally {
+      this.capacity.leave('release', unstarted.length);
     }
     const started = performance.now();
     // The grace runs on the module's clock, as every other timer of the engine does (the simulation replays a seed exactly).

@@ -314,8 +314,9 @@ export class WakeUps {
       }
       const { claims, exhausted, excluded } = claim;
       if (this.work.stopping) {
-        // Shutdown began while this claim ran: its rows go back to the outbox for other instances, unattempted.
-        await this.outbox.release(claims);
+        // Shutdown began while this claim ran: admit hands its rows back to the outbox for other instances, unattempted
+        // (counted as being released until they are).
+        await this.engine.admit(claims);
         break;
       }
       claimed += claims.length;
