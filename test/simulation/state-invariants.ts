@@ -90,13 +90,18 @@ export class StateInvariants {
     const pending = new Map<string, number[]>();
     const deliverers = world.instances.filter((instance) => instance.alive && instance.role !== 'api');
     const held = new Map<Instance, number>();
+    /** Of those, the leases still running by the holder's own clock: an engine counts a lease until it ends by that clock. */
+    const heldByItsClock = new Map<Instance, number>();
     /** Leases held per instance and user: a user holding their share of an instance is left out of its claims. */
     const heldOfUser = new Map<string, number>();
     const promptMs = 5 * SECOND + 2 * world.skews.maxMs;
     for (const row of world.store.deliveries.values()) {
       const owner = row.lockedBy === null ? undefined : world.tokenOwner.get(row.lockedBy);
       if (owner?.alive && row.status === DeliveryStatus.PENDING && row.lockedUntil! >= now) {
-        if (!world.observer.leasesGivenUp.has(`${row.lockedBy}#${row.id}`)) held.set(owner, (held.get(owner) ?? 0) + 1);
+        if (!world.observer.leasesGivenUp.has(`${row.lockedBy}#${row.id}`)) {
+          held.set(owner, (held.get(owner) ?? 0) + 1);
+          if (row.lockedUntil! > owner.clock.now()) heldByItsClock.set(owner, (heldByItsClock.get(owner) ?? 0) + 1);
+        }
         heldOfUser.set(`${owner.name} ${row.userId}`, (heldOfUser.get(`${owner.name} ${row.userId}`) ?? 0) + 1);
       }
     }
@@ -244,8 +249,10 @@ export class StateInvariants {
           `memory ${instance.name}@${count}`,
           `${instance.name} holds ${count} leased deliveries (capacity ${capacity})`,
         );
-      // Its room counts every lease it holds, in one step or another: one it does not count would be claimed over, though
-      // the bound above is reached only when the instance is full.
+    }
+    // Its room counts every lease it holds, in one step or another, until the lease ends by its clock (a reservation ends
+    // then): one it does not count would be claimed over, though the bound above is reached only when the instance is full.
+    for (const [instance, count] of heldByItsClock) {
       const steps = engineCapacityOf(instance).leasesByStep();
       const counted = Object.values(steps).reduce((sum, n) => sum + n, 0);
       if (counted < count)
