@@ -24,6 +24,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
   { seed: 883, found: "one-probe: a dropped probe's late end deleted the probe the same instance had taken since" },
   { seed: 1079, found: "one-probe: a probe's late end deleted a probe taken since (another probe went out alongside it)" },
   { seed: 1112, found: 'bounded-memory (the invariant): a lease let go after a failed cancel counted as held until it ended' },
+  { seed: 151687, found: "bounded-memory: a host commit's reservation ended early, the clock stepped back, its lease uncounted" },
   {
     seed: 2430,
     found: 'prompt-pickup (the invariant): an instance that claimed before a release counted as looking for the released delivery',
