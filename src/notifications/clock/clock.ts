@@ -24,6 +24,21 @@ export abstract class Clock {
     return { cancel: () => clearTimeout(timer) };
   }
 
+  /**
+   * Runs `run` once this clock reads `at` or later. A timer measures elapsed time: one that fires before `at` (the clock
+   * was stepped back meanwhile, or the timer ran early) waits again for what is left.
+   */
+  setTimeoutAt(run: () => void, at: number): ClockTimer {
+    let timer: ClockTimer;
+    const fire = () => {
+      const left = at - this.now();
+      if (left > 0) timer = this.setTimeout(fire, left);
+      else run();
+    };
+    timer = this.setTimeout(fire, Math.max(0, at - this.now()));
+    return { cancel: () => timer.cancel() };
+  }
+
   /** Runs `run` every `ms` until cancelled; by default on the process's timers, which never keep the process alive. */
   setInterval(run: () => void, ms: number): ClockTimer {
     const timer = setInterval(run, ms);

@@ -150,8 +150,8 @@ export class InstanceCapacity {
    * a host's transaction are this instance's from the moment it commits, which may be any time before then, so they
    * count against the room from the placement on, not only once the commit is seen. The returned function ends the
    * reservation sooner (the transaction rolled back, or whoever takes the leases over counts them in that turn); calling
-   * it again does nothing. A timer measures elapsed time and the lease ends by the clock: a clock stepped back meanwhile
-   * would end the reservation while the leases still run (seed 151687), so it waits again for what is left.
+   * it again does nothing. It ends when the clock reads `until`, not after that long: a clock stepped back meanwhile
+   * would otherwise end it while the leases still run (seed 151687).
    */
   reserveUntil(reservation: ReadonlyMap<EndpointKey, number>, until: number): () => void {
     if (reservation.size === 0) return () => undefined;
@@ -162,12 +162,7 @@ export class InstanceCapacity {
       timer.cancel();
       this.unreserve(reservation);
     };
-    const endAtLeaseEnd = () => {
-      const left = until - this.clock.now();
-      if (left > 0) timer = this.clock.setTimeout(endAtLeaseEnd, left);
-      else end();
-    };
-    let timer = this.clock.setTimeout(endAtLeaseEnd, Math.max(0, until - this.clock.now()));
+    const timer = this.clock.setTimeoutAt(end, until);
     return end;
   }
 

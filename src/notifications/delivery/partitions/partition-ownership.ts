@@ -419,13 +419,12 @@ export class PartitionOwnership {
     this.armLapse(at);
   }
 
-  /** A round at `at` (a timer may fire a little early: it waits on until then), after the round in flight, if any. */
+  /** A round at `at` (by the clock), after the round in flight, if any. */
   private armLapse(at: number): void {
-    const timer = this.clock.setTimeout(() => {
+    const timer = this.clock.setTimeoutAt(() => {
       this.lapse = null;
-      if (this.clock.now() < at) this.armLapse(at);
-      else void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
-    }, at - this.clock.now());
+      void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
+    }, at);
     this.lapse = { at, timer };
   }
 
