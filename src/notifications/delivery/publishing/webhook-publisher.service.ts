@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { Clock } from '../../clock/clock';
 import { InvalidFieldsException } from '../../common/api/api-errors';
@@ -281,7 +280,9 @@ export class WebhookPublisher {
     // As received first (unknown keys, depth, payload numbers): class-transformer would drop keys and overflow on deep input.
     const rawErrors = rawInputErrors(PublishEventDto, plain, path);
     if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
-    const dto = plainToInstance(PublishEventDto, plain);
+    // What plainToInstance would make, without its deep copy of the payload (which VerbatimJson then discards): the
+    // input's own keys are the DTO's (checked above), and the DTO has no class-transformer rule but VerbatimJson.
+    const dto = Object.assign(new PublishEventDto(), plain);
     const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
     return dto;
