@@ -20,6 +20,8 @@ export interface BenchSize {
   readonly isolation: IsolationSize;
   readonly endpointLimits: EndpointLimitsSize;
   readonly dnsFlood: DnsFloodSize;
+  /** Rounds of the peers scenario (each: ours, pg-boss, the floor, BullMQ, ours through HTTP); targets take the median. */
+  readonly peerRounds: number;
 }
 
 /** Sizes of the endpoint-limits scenario. */
