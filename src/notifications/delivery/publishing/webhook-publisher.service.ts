@@ -277,11 +277,11 @@ export class WebhookPublisher {
           : event.createdAt.toISOString()
         : event.createdAt;
     const plain = event.createdAt instanceof Date ? { ...event, createdAt } : event;
-    // As received first (unknown keys, depth, payload numbers): class-transformer would drop keys and overflow on deep input.
+    // As received first (unknown keys, depth, payload numbers): only the DTO's own keys may be copied onto it (an own
+    // `__proto__` would set its prototype). Then it is what plainToInstance would make, without its deep copy of the
+    // payload (which VerbatimJson discards): the DTO has no class-transformer rule but VerbatimJson.
     const rawErrors = rawInputErrors(PublishEventDto, plain, path);
     if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
-    // What plainToInstance would make, without its deep copy of the payload (which VerbatimJson then discards): the
-    // input's own keys are the DTO's (checked above), and the DTO has no class-transformer rule but VerbatimJson.
     const dto = Object.assign(new PublishEventDto(), plain);
     const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true });
     if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
