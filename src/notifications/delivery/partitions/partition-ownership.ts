@@ -122,8 +122,15 @@ export class PartitionOwnership {
     // Asked before every claim and poll: the list is kept until the partitions change or the earliest lease in it no
     // longer outlasts an attempt.
     if (this.claimable === null || !this.lasts(this.claimable.validUntil, leasedPast)) {
-      const claimable = [...this.held].filter(([partition, held]) => this.lasts(held, leasedPast) && !this.leaving.has(partition));
-      this.claimable = { partitions: claimable.map(([partition]) => partition), validUntil: earliestOf(claimable.map(([, held]) => held)) };
+      const past = this.pointAt(leasedPast);
+      const partitions: number[] = [];
+      const validUntil = { ...NEVER };
+      for (const [partition, held] of this.held)
+        if (endsAfter(held, past) && !this.leaving.has(partition)) {
+          partitions.push(partition);
+          keepEarliest(validUntil, held);
+        }
+      this.claimable = { partitions, validUntil };
     }
     return { holder: this.holder, leasedPast, partitions: this.claimable.partitions };
   }
@@ -145,9 +152,9 @@ export class PartitionOwnership {
   /** Partitions this instance owns now (for the metrics). */
   get count(): number {
     if (this.mode === 'all') return PARTITION_COUNT;
-    const now = this.clock.now();
+    const now = this.pointAt(this.clock.now());
     let count = 0;
-    for (const [partition, held] of this.held) if (this.lasts(held, now) && !this.leaving.has(partition)) count++;
+    for (const [partition, held] of this.held) if (endsAfter(held, now) && !this.leaving.has(partition)) count++;
     return count;
   }
 
@@ -178,7 +185,12 @@ export class PartitionOwnership {
 
   /** Whether a lease still runs at `at` (on the wall clock) by both clocks it is counted on. */
   private lasts(end: LeaseEnd, at: number): boolean {
-    return end.until > at && end.untilMonotonic > this.clock.monotonic() + (at - this.clock.now());
+    return endsAfter(end, this.pointAt(at));
+  }
+
+  /** `at` (on the wall clock) on both clocks, to hold many leases against. */
+  private pointAt(at: number): LeaseEnd {
+    return { until: at, untilMonotonic: this.clock.monotonic() + (at - this.clock.now()) };
   }
 
   /**
@@ -245,7 +257,9 @@ export class PartitionOwnership {
       await this.roundOnce();
     } finally {
       this.claimable = null;
-      this.earliestEnd = earliestOf([...this.held.values()]);
+      const earliest = { ...NEVER };
+      for (const held of this.held.values()) keepEarliest(earliest, held);
+      this.earliestEnd = earliest;
     }
   }
 
@@ -256,7 +270,8 @@ export class PartitionOwnership {
     this.forgetEnded(sentAt);
     // Leases too short to start an attempt on: renewed, their partitions can be claimed again.
     const short: number[] = [];
-    for (const [partition, held] of this.held) if (!this.lasts(held, sentAt + this.attemptMs)) short.push(partition);
+    const attemptEnd = this.pointAt(sentAt + this.attemptMs);
+    for (const [partition, held] of this.held) if (!endsAfter(held, attemptEnd)) short.push(partition);
     // Standing down, it is not alive for the others (alive until now), so their rendezvous hands them its partitions.
     let alive = await this.leases.heartbeat(this.holder, sentAt, this.standingDown ? sentAt : until, this.egress.answeredAt);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
@@ -348,7 +363,8 @@ export class PartitionOwnership {
   /** Leases that ended on this clock (a pause, renewals failing) are no longer this instance's, before anything else. */
   private forgetEnded(now: number): void {
     const ended = new Set<number>();
-    for (const [partition, held] of this.held) if (!this.lasts(held, now)) ended.add(partition);
+    const point = this.pointAt(now);
+    for (const [partition, held] of this.held) if (!endsAfter(held, point)) ended.add(partition);
     this.drop(ended, 'lease ended');
   }
 
@@ -357,7 +373,8 @@ export class PartitionOwnership {
     for (const { partition } of renewed) {
       const held = this.held.get(partition);
       if (held) {
-        Object.assign(held, end);
+        held.until = end.until;
+        held.untilMonotonic = end.untilMonotonic;
         kept++;
       }
     }
@@ -479,12 +496,15 @@ export class PartitionOwnership {
   }
 }
 
-/** The end of the earliest of `ends` on each clock. */
-function earliestOf(ends: readonly LeaseEnd[]): LeaseEnd {
-  return {
-    until: Math.min(NEVER.until, ...ends.map((end) => end.until)),
-    untilMonotonic: Math.min(NEVER.untilMonotonic, ...ends.map((end) => end.untilMonotonic)),
-  };
+/** Whether a lease ends after `point` on both clocks. */
+function endsAfter(end: LeaseEnd, point: LeaseEnd): boolean {
+  return end.until > point.until && end.untilMonotonic > point.untilMonotonic;
+}
+
+/** Moves `earliest` back to `end` on each clock where `end` comes first. */
+function keepEarliest(earliest: LeaseEnd, end: LeaseEnd): void {
+  earliest.until = Math.min(earliest.until, end.until);
+  earliest.untilMonotonic = Math.min(earliest.untilMonotonic, end.untilMonotonic);
 }
 
 /** A short list of partitions for a log line. */
