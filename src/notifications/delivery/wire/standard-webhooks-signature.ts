@@ -10,7 +10,8 @@ import { standardWebhooksKey } from '../../secrets/signing-secret';
 export function signStandardWebhook(secrets: readonly string[], id: string, timestampSeconds: number, rawBody: string | Buffer): string {
   return secrets
     .map((secret) => {
-      const hmac = createHmac('sha256', standardWebhooksKey(secret)).update(`${id}.${timestampSeconds}.`).update(rawBody);
+      const { key, encoding } = standardWebhooksKey(secret);
+      const hmac = createHmac('sha256', key, { encoding }).update(`${id}.${timestampSeconds}.`).update(rawBody);
       return `v1,${hmac.digest('base64')}`;
     })
     .join(' ');
