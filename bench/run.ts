@@ -156,6 +156,7 @@ async function main(): Promise<void> {
       size,
       receiverOrigins: ORIGINS,
       deliveryTuning: 'service defaults (DELIVERY_* unset); endpoint-limits sets its own (its settings)',
+      serviceNodeOptions: process.env.BENCH_SERVICE_NODE_OPTIONS ?? null,
     },
   };
   const ratios: RatedRun[] = [];

@@ -47,6 +47,8 @@ export function serviceEnv(input: ServiceEnvInput, port: number): NodeJS.Process
   const optional = (name: string, value: number | undefined) => (value === undefined ? {} : { [name]: String(value) });
   return {
     PATH: process.env.PATH,
+    // Node's own options for every process of our service in the run, e.g. `--max-semi-space-size=16` (docs/benchmarks.md).
+    ...(process.env.BENCH_SERVICE_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVICE_NODE_OPTIONS } : {}),
     NODE_ENV: 'production',
     PORT: String(port),
     JWT_SECRET,
