@@ -257,9 +257,7 @@ export class PartitionOwnership {
       await this.roundOnce();
     } finally {
       this.claimable = null;
-      const earliest = { ...NEVER };
-      for (const held of this.held.values()) keepEarliest(earliest, held);
-      this.earliestEnd = earliest;
+      this.earliestEnd = earliestOf(this.held.values());
     }
   }
 
@@ -499,6 +497,13 @@ export class PartitionOwnership {
 /** Whether a lease ends after `point` on both clocks. */
 function endsAfter(end: LeaseEnd, point: LeaseEnd): boolean {
   return end.until > point.until && end.untilMonotonic > point.untilMonotonic;
+}
+
+/** The end of the earliest of `ends` on each clock. */
+function earliestOf(ends: Iterable<LeaseEnd>): LeaseEnd {
+  const earliest = { ...NEVER };
+  for (const end of ends) keepEarliest(earliest, end);
+  return earliest;
 }
 
 /** Moves `earliest` back to `end` on each clock where `end` comes first. */
