@@ -50,6 +50,7 @@ export function startInstance(world: InstanceWorld, slot: number, role: ProcessR
     clock,
     settings,
     alive: true,
+    stopping: false,
     startedAt: world.time.now,
     claims: new Map<string, ClaimedDelivery[]>(),
     inFlight: new Map<string, number>(),

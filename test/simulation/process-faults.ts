@@ -28,6 +28,7 @@ export function pause(world: ProcessWorld, instance: Instance): void {
  */
 export function shutdown(world: ProcessWorld, instance: Instance): void {
   world.trace(`shutdown ${instance.name}`);
+  instance.stopping = true;
   void instance.engine.beforeApplicationShutdown().then(() => {
     if (!instance.alive) return;
     world.trace(`  ${instance.name} stopped`);

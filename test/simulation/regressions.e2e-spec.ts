@@ -133,6 +133,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 131104,
     found: 'no-spurious-skip: timeouts learned as a paused owner woke opened and kept a circuit the new owner had seen answer',
   },
+  {
+    seed: 154771,
+    found: 'prompt-pickup (the invariant): an instance shutting down, waiting 5 s for a timeout, counted as having room to claim',
+  },
 ];
 
 /**

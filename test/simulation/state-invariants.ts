@@ -106,14 +106,16 @@ export class StateInvariants {
       }
     }
     // An instance waiting on a stalled database call (over a second: an outage it waits out) or paused cannot claim
-    // promptly: it does not count, nor does any while the database is down (or was, within the bound); nor one that
-    // started less than the bound ago (what waited while no instance had room is
+    // promptly: it does not count, nor does any while the database is down (or was, within the bound); nor one shutting
+    // down, which claims nothing more (seed 154771: its drain waited 5 s for a timeout while the deliveries it had just
+    // recovered came due); nor one that started less than the bound ago (what waited while no instance had room is
     // measured from its start). Room is what the engine counts (InstanceCapacity): its capacity is the memory bound
     // capped by what its slots start within a lease at the recent attempt duration (slow or timing-out endpoints make it
     // smaller), and it claims only when a batch (or half that capacity) fits (`fitsBatch`).
     const hasRoom = (instance: Instance) => {
       const capacity = engineCapacityOf(instance).capacity();
       return (
+        !instance.stopping &&
         instance.stalledUntil < now - promptMs &&
         !world.database.downDuring(now - promptMs, now) &&
         instance.startedAt < now - promptMs &&

@@ -113,9 +113,10 @@ export interface Instance {
   readonly purge: DeliveryPurge;
   readonly settings: DeliverySettings;
   alive: boolean;
+  /** Its graceful shutdown began: it claims nothing more, draining what it started until it exits. */
+  stopping: boolean;
   /** When it started (global time). */
   readonly startedAt: number;
-  /** The latest claim per `eventId#attemptNumber`, to know which delivery a request is for. */
   /** Claims not sent yet per `eventId#attemptNumber`, to know which delivery a request is for (the request names the event). */
   readonly claims: Map<string, ClaimedDelivery[]>;
   readonly inFlight: Map<string, number>;
