@@ -137,6 +137,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 154771,
     found: 'prompt-pickup (the invariant): an instance shutting down, waiting 5 s for a timeout, counted as having room to claim',
   },
+  {
+    seed: 155379,
+    found: 'no-spurious-skip (the invariant): a skip stamped in the instant its clock stepped was dated with the new skew',
+  },
 ];
 
 /**

@@ -95,14 +95,15 @@ export class SimClock extends Clock {
 
   /**
    * The global time at which this clock read `local` (its latest such moment, up to now): a time the engine took before
-   * its clock jumped converts with the skew it had then (seed 140988).
+   * its clock jumped converts with the skew it had then (seed 140988), up to and including the instant it jumped (seed
+   * 155379: a skip stamped in that instant, before the jump, converted with the new skew came out 2.3 s early).
    */
   globalTimeOf(local: number): number {
     for (let index = this.skews.length - 1; index >= 0; index--) {
       const { from, skewMs } = this.skews[index];
       const global = local - skewMs;
       const until = index + 1 < this.skews.length ? this.skews[index + 1].from : Number.POSITIVE_INFINITY;
-      if (global >= from && global < until) return global;
+      if (global >= from && global <= until) return global;
     }
     return local - this.skewMs;
   }
