@@ -141,6 +141,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 155379,
     found: 'no-spurious-skip (the invariant): a skip stamped in the instant its clock stepped was dated with the new skew',
   },
+  {
+    seed: 156977,
+    found: 'bounded-memory: parked as a circuit opened, a lease too short for its record left the room 3 s before it ended',
+  },
 ];
 
 /**

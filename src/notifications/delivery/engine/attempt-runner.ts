@@ -248,9 +248,11 @@ export class AttemptRunner {
     const now = this.clock.now();
     // A lease that cannot hold the record is no longer this instance's: after a pause the delivery may have been claimed
     // again, here too, and that claim's record of the same skip would read as this one's (announced twice). Not recorded,
-    // it is claimed again when the lease ends.
+    // it is released (where this lease still holds it), counted against the room until that completes (seed 156977:
+    // given up instead, it left the room 3 s before its lease ended).
     const held = jobs.filter(({ claim }) => now + LEASE_MARGIN_MS < claim.lockedUntil);
-    for (const { claim } of jobs) if (!held.some((job) => job.claim === claim)) this.wakeUps.leaseGivenUp(claim.lockedUntil);
+    const lapsing = jobs.filter((job) => !held.includes(job)).map(({ claim }) => claim);
+    if (lapsing.length > 0) void this.work.track(this.release(lapsing));
     if (held.length === 0) return 0;
     const result = skippedForOpenCircuit(hostOf(circuit.endpoint), circuit.until, circuit.reason);
     // Skipped, they no longer count against the user's share: a claim that left the user out for holding it claims for
