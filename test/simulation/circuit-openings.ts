@@ -1,4 +1,5 @@
 import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { Instance } from './world-model';
 
 /** How long an opening may take to be kept (its write queued behind others, each up to 400 ms) when nothing fails. */
@@ -15,7 +16,16 @@ interface Opening {
   keptSeq: number;
   /** The opener's write of it failed (a database error): the next owner may not know. */
   keepFailed: boolean;
+  /** The opener wrote it only after giving the partition back: as good as kept then, for the invariant, but never read. */
+  keptTooLate: boolean;
 }
+
+/**
+ * How a write keeping a circuit ended: it applied; it failed (a database error, or the writer's lease ended or was taken
+ * meanwhile); or it came after its writer gave the partition back itself, which the engine must never do: what the next
+ * owner inherits is written before it can take the partition.
+ */
+export type KeepOutcome = 'applied' | 'failed' | 'after-giving-back';
 
 /**
  * The world's view of circuits as instances open them, keep them for the next owner of the user's partition, and as the
@@ -25,33 +35,69 @@ export class CircuitOpenings {
   private readonly openings = new Map<string, Opening>();
   /** Per instance and partition, its latest read of the partition's kept circuits: when, and its place among the calls. */
   private readonly reads = new Map<Instance, Map<number, { readonly at: number; readonly seq: number }>>();
+  /** Per instance and partition, when it last gave the partition back itself, and its place among the calls. */
+  private readonly givenBack = new Map<Instance, Map<number, { readonly at: number; readonly seq: number }>>();
   private seq = 0;
+  /** Per instance, when a write of it keeping a circuit last failed. */
+  private readonly failedKeeps = new Map<Instance, number>();
 
   /** `by` opened (or opened again) the circuit of `endpoint` at `at` until `until` (global times). */
   opened(by: Instance, endpoint: string, at: number, until: number): void {
-    this.openings.set(endpoint, { by, at, until, keptAt: null, keptSeq: Number.POSITIVE_INFINITY, keepFailed: false });
+    this.openings.set(endpoint, {
+      by,
+      at,
+      until,
+      keptAt: null,
+      keptSeq: Number.POSITIVE_INFINITY,
+      keepFailed: false,
+      keptTooLate: false,
+    });
   }
 
-  /** `by`'s write of a circuit applied (`applied`) or failed. */
-  kept(by: Instance, circuit: KeptCircuit, at: number, applied: boolean): void {
+  /** How `by`'s write of a circuit ended at `at`. */
+  kept(by: Instance, circuit: KeptCircuit, at: number, outcome: KeepOutcome): void {
+    if (outcome === 'failed') this.failedKeeps.set(by, at);
     const opening = this.openings.get(`${circuit.userId} ${circuit.host}`);
     // Its opener withdrew it (it stands down: its own network may be what failed): the next owner starts afresh.
-    if (opening?.by === by && circuit.state === null && applied) {
+    if (opening?.by === by && circuit.state === null && outcome === 'applied') {
       this.openings.delete(`${circuit.userId} ${circuit.host}`);
       return;
     }
     if (!opening || opening.by !== by || circuit.state?.openUntil == null) return;
     if (circuit.state.openUntil - by.clock.skewMs !== opening.until) return;
-    if (!applied) opening.keepFailed = true;
-    else if (opening.keptAt === null) Object.assign(opening, { keptAt: at, keptSeq: ++this.seq });
+    if (outcome === 'failed') opening.keepFailed = true;
+    else if (outcome === 'after-giving-back') {
+      // Due before the partition went back: any read after that must have seen it.
+      const givenBack = this.givenBack.get(by)?.get(partitionOf(circuit.userId));
+      if (givenBack && opening.keptAt === null) Object.assign(opening, { keptAt: givenBack.at, keptSeq: givenBack.seq, keptTooLate: true });
+    } else if (opening.keptAt === null) Object.assign(opening, { keptAt: at, keptSeq: ++this.seq });
+  }
+
+  /** Whether a write of `by` keeping a circuit failed (a database error, or its lease gone) at or after `since`. */
+  keepFailedBy(by: Instance, since: number): boolean {
+    return (this.failedKeeps.get(by) ?? Number.NEGATIVE_INFINITY) >= since;
+  }
+
+  /** `by` gave `partitions` back at `at`. */
+  gaveBack(by: Instance, partitions: readonly number[], at: number): void {
+    this.place(this.givenBack, by, partitions, at);
   }
 
   /** `by`'s read of the circuits kept for `partitions` applied at `at`. */
   read(by: Instance, partitions: readonly number[], at: number): void {
-    const reads = this.reads.get(by) ?? new Map<number, { at: number; seq: number }>();
+    this.place(this.reads, by, partitions, at);
+  }
+
+  private place(
+    calls: Map<Instance, Map<number, { readonly at: number; readonly seq: number }>>,
+    by: Instance,
+    partitions: readonly number[],
+    at: number,
+  ): void {
+    const byPartition = calls.get(by) ?? new Map<number, { at: number; seq: number }>();
     const seq = ++this.seq;
-    for (const partition of partitions) reads.set(partition, { at, seq });
-    this.reads.set(by, reads);
+    for (const partition of partitions) byPartition.set(partition, { at, seq });
+    calls.set(by, byPartition);
   }
 
   /** The endpoint answered (any HTTP status): its circuit closes wherever it is open. */
@@ -82,6 +128,12 @@ export class CircuitOpenings {
         ? opening.keptSeq < read.seq
         : !opening.keepFailed && read.at > opening.at + KEEP_GRACE_MS && !excused(opening.by, opening.at, read.at);
     if (!kept) return null;
-    return `${opening.by.name} opened its circuit until ${opening.until} (${opening.keptAt === null ? 'never kept' : `kept at ${opening.keptAt}`}); ${sender.name} read partition ${partition}'s circuits at ${read.at}, after that`;
+    const how =
+      opening.keptAt === null
+        ? 'never kept'
+        : opening.keptTooLate
+          ? `written after it gave the partition back at ${opening.keptAt}`
+          : `kept at ${opening.keptAt}`;
+    return `${opening.by.name} opened its circuit until ${opening.until} (${how}); ${sender.name} read partition ${partition}'s circuits at ${read.at}, after that`;
   }
 }

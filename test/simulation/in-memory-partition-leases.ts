@@ -31,6 +31,8 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   readonly instances = new Map<string, { aliveUntil: number; answeredAt: number | null }>();
   /** `webhook_endpoint_circuits`: `${userId} ${host}` → the circuit kept. */
   readonly circuits = new Map<string, KeptCircuit>();
+  /** Partition → the last lease its holder gave back itself (a release, or leaving): not in the SQL store. */
+  private readonly givenBack = new Map<number, PartitionLease & { readonly holder: string }>();
 
   heartbeat(holder: string, now: number, until: number, answeredAt: number | null): Promise<AliveInstance[]> {
     this.instances.set(holder, { aliveUntil: until, answeredAt });
@@ -62,15 +64,26 @@ export class InMemoryPartitionLeases extends PartitionLeases {
   release(holder: string, partitions: readonly number[]): Promise<void> {
     for (const partition of partitions) {
       const row = this.partitions.get(partition);
-      if (row?.holder === holder) Object.assign(row, { holder: null, leaseUntil: 0 });
+      if (row?.holder === holder) this.giveBack(partition, row);
     }
     return Promise.resolve();
   }
 
   leave(holder: string): Promise<void> {
-    for (const row of this.partitions.values()) if (row.holder === holder) Object.assign(row, { holder: null, leaseUntil: 0 });
+    for (const [partition, row] of this.partitions) if (row.holder === holder) this.giveBack(partition, row);
     this.instances.delete(holder);
     return Promise.resolve();
+  }
+
+  private giveBack(partition: number, row: PartitionRow): void {
+    this.givenBack.set(partition, { partition, epoch: row.epoch, holder: row.holder! });
+    Object.assign(row, { holder: null, leaseUntil: 0 });
+  }
+
+  /** Whether `holder` gave `lease` back itself (a write under it after that comes too late for the next owner). */
+  gaveBack(holder: string, lease: PartitionLease): boolean {
+    const given = this.givenBack.get(lease.partition);
+    return given?.holder === holder && given.epoch === lease.epoch;
   }
 
   keepCircuit(circuit: KeptCircuit, holder: string, lease: PartitionLease): Promise<void> {

@@ -16,6 +16,7 @@ import type { Ownership } from '../../src/notifications/delivery/partitions/part
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import { DeliveryPurge, type PurgedBatch } from '../../src/notifications/retention/delivery-purge';
 import type { WebhookEvent } from '../../src/notifications/delivery/entities/webhook-event.entity';
+import type { KeepOutcome } from './circuit-openings';
 import type { InMemoryOutboxStore, OpenClaim } from './in-memory-outbox-store';
 import type { InMemoryPartitionLeases } from './in-memory-partition-leases';
 import type { SimTime } from './sim-time';
@@ -47,8 +48,10 @@ export interface StoreNotes {
   /** These leases were handed back: their deliveries are claimable from now. */
   noteReleased(claims: readonly ClaimedDelivery[]): void;
   notePurged(eventIds: readonly string[]): void;
-  /** A write of `instance` keeping a circuit for the next owner applied, or failed. */
-  noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void;
+  /** A write of `instance` keeping a circuit for the next owner applied, failed, or came after it gave the partition back. */
+  noteCircuitKept(instance: Instance, circuit: KeptCircuit, outcome: KeepOutcome): void;
+  /** `instance` gave these partitions back itself (a release, or leaving at shutdown). */
+  notePartitionsGivenBack(instance: Instance, partitions: readonly number[]): void;
   /** A read of `instance` of the circuits kept for `partitions` applied. */
   noteCircuitsRead(instance: Instance, partitions: readonly number[]): void;
 }
@@ -300,19 +303,34 @@ export class InstanceStore extends OutboxStore {
         return call(() => leases.take(holder, partitions, now, until).then(held(until)));
       }
       release(holder: string, partitions: readonly number[]): Promise<void> {
-        return call(() => leases.release(holder, partitions));
+        return call(() => {
+          world.observer.notePartitionsGivenBack(
+            instance,
+            partitions.filter((partition) => leases.partitions.get(partition)?.holder === holder),
+          );
+          return leases.release(holder, partitions);
+        });
       }
       leave(holder: string): Promise<void> {
-        return call(() => leases.leave(holder));
+        return call(() => {
+          const held = [...leases.partitions].filter(([, row]) => row.holder === holder).map(([partition]) => partition);
+          world.observer.notePartitionsGivenBack(instance, held);
+          return leases.leave(holder);
+        });
       }
       keepCircuit(circuit: KeptCircuit, holder: string, lease: PartitionLease): Promise<void> {
         return call(
           () => {
-            world.observer.noteCircuitKept(instance, circuit, leases.keep(circuit, holder, lease));
+            const kept = leases.keep(circuit, holder, lease);
+            world.observer.noteCircuitKept(
+              instance,
+              circuit,
+              kept ? 'applied' : leases.gaveBack(holder, lease) ? 'after-giving-back' : 'failed',
+            );
             return Promise.resolve();
           },
           (applied) => {
-            if (!applied) world.observer.noteCircuitKept(instance, circuit, false);
+            if (!applied) world.observer.noteCircuitKept(instance, circuit, 'failed');
           },
         );
       }

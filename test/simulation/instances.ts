@@ -62,7 +62,7 @@ export function startInstance(world: InstanceWorld, slot: number, role: ProcessR
     claimedAt: Number.NEGATIVE_INFINITY,
     tookAt: Number.NEGATIVE_INFINITY,
     partitionLeases: new Map(),
-  } as Omit<Instance, 'engine' | 'scheduler' | 'purge'> as Instance;
+  } as Omit<Instance, 'engine' | 'ownership' | 'scheduler' | 'purge'> as Instance;
   const store = new InstanceStore(world, instance);
   const sender = new SimulatedSender(world, instance);
   const preferences = {
@@ -93,7 +93,7 @@ export function startInstance(world: InstanceWorld, slot: number, role: ProcessR
     ownership,
   );
   world.mutation?.engine?.(engine, events);
-  Object.assign(instance, { engine, scheduler: new DeliveryScheduler(engine, events, clock), purge: store.purge() });
+  Object.assign(instance, { engine, ownership, scheduler: new DeliveryScheduler(engine, events, clock), purge: store.purge() });
   events.attemptRecorded.subscribe(({ deliveryId, attemptNumber }) => world.observer.noteAnnounced(instance, deliveryId, attemptNumber));
   events.circuitOpened.subscribe(({ userId, host, until }) => {
     const endpoint = `${userId} ${host}`;

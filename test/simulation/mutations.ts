@@ -57,6 +57,11 @@ export const MUTATIONS = {
     breaks: "an owner keeps no circuit for the next owner of its users' partitions",
     ownership: (ownership) => around(ownership, 'keepCircuit', () => () => undefined),
   },
+  'circuits-kept-late': {
+    invariant: 'circuit-inherited',
+    breaks: "an owner writes a circuit's change a moment late: after the partition of the last attempt that changed it went back",
+    ownership: (ownership) => around(ownership, 'keepCircuit', (keep) => (circuit) => void Promise.resolve().then(() => keep(circuit))),
+  },
   'circuits-not-inherited': {
     invariant: 'circuit-inherited',
     breaks: 'a new owner ignores the circuits kept for the partitions it takes',
@@ -172,6 +177,14 @@ export const MUTATIONS = {
         'finished',
         (finished) => (attempt, outcome, now) => finished(attempt, queues.isHalfOpen(attempt.endpoint, now) ? 'timeout' : outcome, now),
       );
+    },
+  },
+  'stand-down-keeps-failures': {
+    invariant: 'no-spurious-skip',
+    breaks: 'an instance standing down (its own network down) hands its failures over as if the endpoints had failed',
+    engine: (engine) => {
+      const queues = (engine as unknown as { queues: EndpointQueues<QueuedJob> }).queues;
+      around(queues, 'handOver', (handOver) => (users) => handOver(users, null));
     },
   },
   'polls-find-nothing': {

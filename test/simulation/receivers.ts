@@ -1,4 +1,5 @@
 import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { Prng } from './prng';
 import { type Instance, type Mode, TIMEOUT_MS } from './world-model';
 
@@ -20,6 +21,11 @@ export interface Answer {
    * lease meanwhile) writes nothing for the owner, so only it knows of that answer.
    */
   owned: boolean;
+  /**
+   * A failure its sender saw after its last answer from any receiver, and then gave the user's partition back standing
+   * down (its own network may be what failed): it says nothing of the endpoint to any other instance.
+   */
+  alone?: true;
 }
 
 /**
@@ -98,5 +104,19 @@ export class Receivers {
     answers.push(answer);
     this.answers.set(endpoint, answers);
     return answer;
+  }
+
+  /**
+   * `sender` gave `partitions` back standing down: the failures it saw on their endpoints since its last answer from any
+   * receiver become its own ({@link Answer.alone}).
+   */
+  failedAlone(sender: Instance, partitions: ReadonlySet<number>): void {
+    let answeredAt = Number.NEGATIVE_INFINITY;
+    for (const answers of this.answers.values())
+      for (const answer of answers) if (answer.sender === sender && !answer.unreachable) answeredAt = Math.max(answeredAt, answer.seenAt);
+    for (const [endpoint, answers] of this.answers) {
+      if (!partitions.has(partitionOf(Number(endpoint.split(' ')[0])))) continue;
+      for (const answer of answers) if (answer.sender === sender && answer.unreachable && answer.seenAt > answeredAt) answer.alone = true;
+    }
   }
 }

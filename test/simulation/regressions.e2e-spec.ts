@@ -145,6 +145,10 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
     seed: 156977,
     found: 'bounded-memory: parked as a circuit opened, a lease too short for its record left the room 3 s before it ended',
   },
+  {
+    seed: 28,
+    found: "circuit-inherited: a partition went back before its last attempt's failed probe was kept; the new owner sent at once",
+  },
 ];
 
 /**
@@ -153,6 +157,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
  */
 const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'circuits-not-kept': 9,
+  'circuits-kept-late': 28,
   'circuits-not-inherited': 7,
   'claims-take-leased-rows': 1,
   'records-count-twice': 1,
@@ -168,6 +173,7 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'probes-unguarded': 1,
   'answered-probes-fail': 3,
   'partitions-unfenced': 1,
+  'stand-down-keeps-failures': 100,
   'polls-find-nothing': 2,
   'egress-ignored': 8,
   'claims-ignore-order': 1,

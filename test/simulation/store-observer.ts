@@ -1,7 +1,7 @@
 import type { AttemptRecord, ClaimedDelivery } from '../../src/notifications/delivery/engine/outbox-store';
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
-import type { CircuitOpenings } from './circuit-openings';
+import type { CircuitOpenings, KeepOutcome } from './circuit-openings';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { StoreNotes } from './instance-store';
 import type { InvariantName } from './invariants';
@@ -28,7 +28,7 @@ export interface ObserverWorld {
   readonly store: InMemoryOutboxStore;
   readonly events: ReadonlyMap<string, SimEvent>;
   readonly circuits: CircuitOpenings;
-  readonly receivers: Pick<Receivers, 'answers'>;
+  readonly receivers: Pick<Receivers, 'answers' | 'failedAlone'>;
   readonly skews: Pick<ClockSkews, 'maxMs' | 'seenMs'>;
   /** Time no instance could deliver so far: a new delivery's deadline moves by what comes after its creation. */
   readonly haltedMs: number;
@@ -167,8 +167,13 @@ export class StoreObserver implements StoreNotes {
     const skippedAt = instance.clock.globalTimeOf(record.startedAt);
     // An answer its sender saw after its partition lease ended (a pause took it) is known to that sender only: a non-owner
     // writes nothing for the owner (seed 138665).
+    // A failure its sender saw alone (it then stood down, see Receivers.failedAlone) is known to that sender only too:
+    // standing down, it withdraws what it kept of it, unless that write failed.
     const known = (this.world.receivers.answers.get(endpoint) ?? []).filter(
-      (answer) => answer.at <= skippedAt && (answer.owned || answer.sender === instance),
+      (answer) =>
+        answer.at <= skippedAt &&
+        (answer.sender === instance ||
+          (answer.owned && !(answer.alone && !this.world.circuits.keepFailedBy(answer.sender, answer.seenAt)))),
     );
     let last = known.at(-1);
     // An answer whose request left within the clocks' skew of a failure seen after it cannot be ordered against that
@@ -241,8 +246,13 @@ export class StoreObserver implements StoreNotes {
     }
   }
 
-  noteCircuitKept(instance: Instance, circuit: KeptCircuit, applied: boolean): void {
-    this.world.circuits.kept(instance, circuit, this.world.time.now, applied);
+  noteCircuitKept(instance: Instance, circuit: KeptCircuit, outcome: KeepOutcome): void {
+    this.world.circuits.kept(instance, circuit, this.world.time.now, outcome);
+  }
+
+  notePartitionsGivenBack(instance: Instance, partitions: readonly number[]): void {
+    this.world.circuits.gaveBack(instance, partitions, this.world.time.now);
+    if (instance.ownership.isStandingDown) this.world.receivers.failedAlone(instance, new Set(partitions));
   }
 
   noteCircuitsRead(instance: Instance, partitions: readonly number[]): void {

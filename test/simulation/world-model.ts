@@ -4,6 +4,7 @@ import type { Job } from '../../src/notifications/delivery/engine/attempt-runner
 import type { EndpointQueues } from '../../src/notifications/delivery/engine/endpoint-queues';
 import type { InstanceCapacity } from '../../src/notifications/delivery/engine/instance-capacity';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
+import type { PartitionOwnership } from '../../src/notifications/delivery/partitions/partition-ownership';
 import type { ProcessRole } from '../../src/notifications/process-role';
 import type { ClaimedDelivery } from '../../src/notifications/delivery/engine/outbox-store';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/notifications/delivery/retry-policy';
@@ -108,6 +109,8 @@ export interface Instance {
   readonly role: ProcessRole;
   readonly clock: SimClock;
   readonly engine: OutboxEngine;
+  /** Its engine's partition leases: whether it stands down (its own network down) as it gives partitions back. */
+  readonly ownership: PartitionOwnership;
   readonly scheduler: DeliveryScheduler;
   /** Retention's deletes, through this instance's view of the database. */
   readonly purge: DeliveryPurge;

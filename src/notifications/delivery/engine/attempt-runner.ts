@@ -147,20 +147,40 @@ export class AttemptRunner {
       }
       job.step = 'send';
       const startedAt = this.clock.now();
-      const result = await this.inPartition(claim.userId, () => this.send(claim, job.target, startedAt));
-      await this.settle(job, startedAt, result);
-    } catch (error) {
-      if (job.step === 'acquire' || job.step === 'send') {
-        this.queues.dropped(job);
-        this.slotFreed(job);
+      const partition = partitionOf(claim.userId);
+      this.partitionsInFlight.set(partition, this.inFlight(partition) + 1);
+      let settled: Promise<void>;
+      try {
+        settled = this.settle(job, startedAt, await this.send(claim, job.target, startedAt));
+      } catch (error) {
+        this.abandon(job);
+        throw error;
+      } finally {
+        // After the circuit heard the answer and what it changed is queued to be kept: a partition moving away goes with
+        // that written first, for its next owner to inherit.
+        this.attemptEnded(partition);
       }
+      await settled;
+    } catch (error) {
+      this.abandon(job);
       this.wakeUps.leaseGivenUp(claim.lockedUntil);
       this.logger.error(`Delivery ${claim.id}: attempt not recorded, retried after its lease expires`, (error as Error).stack);
     }
   }
 
-  /** The attempt's answer: its slot freed (the circuit told), then its record, committed while the next attempt starts. */
-  private async settle(job: Job, startedAt: number, result: AttemptResult): Promise<void> {
+  /** An attempt that failed before its answer was settled: its slot is free (once). */
+  private abandon(job: Job): void {
+    if (job.step !== 'acquire' && job.step !== 'send') return;
+    job.step = 'release';
+    this.queues.dropped(job);
+    this.slotFreed(job);
+  }
+
+  /**
+   * The attempt's answer: the circuit told and the slot freed now, then its record, committed while the next attempt
+   * starts.
+   */
+  private settle(job: Job, startedAt: number, result: AttemptResult): Promise<void> {
     const { claim, target } = job;
     const endedAt = this.clock.now();
     this.capacity.attemptTook(result.durationMs);
@@ -172,8 +192,7 @@ export class AttemptRunner {
     const record = attemptRecord(claim.attemptCount + 1, startedAt, result, endedAt);
     const recorded = this.records.record(claim, record, target.url);
     this.slotFreed(job);
-    await recorded;
-    this.nextInTurn(claim, record.status);
+    return recorded.then(() => this.nextInTurn(claim, record.status));
   }
 
   /** Attempts of the partition's users in flight here: a partition moving to another instance goes once none is. */
@@ -181,18 +200,12 @@ export class AttemptRunner {
     return this.partitionsInFlight.get(partition) ?? 0;
   }
 
-  private async inPartition<T>(userId: number, request: () => Promise<T>): Promise<T> {
-    const partition = partitionOf(userId);
-    this.partitionsInFlight.set(partition, this.inFlight(partition) + 1);
-    try {
-      return await request();
-    } finally {
-      const left = this.inFlight(partition) - 1;
-      if (left > 0) this.partitionsInFlight.set(partition, left);
-      else {
-        this.partitionsInFlight.delete(partition);
-        this.ownership.attemptsEnded(partition);
-      }
+  private attemptEnded(partition: number): void {
+    const left = this.inFlight(partition) - 1;
+    if (left > 0) this.partitionsInFlight.set(partition, left);
+    else {
+      this.partitionsInFlight.delete(partition);
+      this.ownership.attemptsEnded(partition);
     }
   }
 

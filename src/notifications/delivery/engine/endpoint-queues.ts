@@ -228,10 +228,11 @@ export class EndpointQueues<T extends QueuedAttempt> {
   /**
    * The users' partitions moved to another instance: takes out their queued attempts (the caller hands them back) and
    * forgets their endpoints' circuits once nothing of theirs is in flight (one still failing is kept for the new owner
-   * first; an open one was kept as it opened): the new owner's decide from now on. An instance that hands over because
-   * no receiver answers it (`failedAlone`: the time of its last answer) withdraws what its own attempts failed since that
-   * answer, open or not: its own network may be what failed, and the new owner must not skip an endpoint that answers
-   * others. An opening it inherited stays kept: another instance saw it (seed 138105).
+   * first; an open one was kept as it opened): the new owner's decide from now on. Called again for a partition whose
+   * last attempt here ended, before it goes back: what those attempts taught is handed over too. An instance that hands
+   * over because no receiver answers it (`failedAlone`: the time of its last answer) withdraws what its own attempts
+   * failed since that answer, open or not: its own network may be what failed, and the new owner must not skip an
+   * endpoint that answers others. An opening it inherited stays kept: another instance saw it (seed 138105).
    */
   handOver(users: (userId: number) => boolean, failedAlone: number | null = null): T[] {
     const endpoints = [...this.endpoints.values()].filter((endpoint) => users(endpoint.userId));

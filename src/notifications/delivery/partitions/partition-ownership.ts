@@ -26,7 +26,10 @@ export function partitionLeaseMs(settings: Pick<DeliverySettings, 'timeoutMs'>):
 export interface PartitionListener {
   /** Attempts of the partition's users in flight here now: a partition moving away is given back only when none is. */
   inFlight(partition: number): number;
-  /** These partitions are no longer this instance's (lost, or moving away): their queued attempts go back to the outbox. */
+  /**
+   * These partitions are no longer this instance's (lost, or moving away): their queued attempts go back to the outbox.
+   * Told again of one moving away once its last attempt here ended, just before it goes back.
+   */
   lost(partitions: ReadonlySet<number>): void;
   /** This instance took partitions, or renewed leases too short to start an attempt on: their due deliveries are claimed now. */
   gained(): void;
@@ -396,14 +399,16 @@ export class PartitionOwnership {
   }
 
   /**
-   * The last attempt of a partition moving away ended: it goes back now, not at the next round, so the instance taking
-   * it over waits as little as it can (nothing new starts here meanwhile).
+   * The last attempt of a partition moving away ended (its answer told to the circuit): the engine hands over what it
+   * still knew of the partition's endpoints, then the partition goes back, now, not at the next round, so the instance
+   * taking it over waits as little as it can (nothing new starts here meanwhile).
    */
   attemptsEnded(partition: number): void {
-    if (this.leaving.has(partition) && !this.stopped)
-      void this.release([partition]).catch((error: Error) =>
-        this.logger.warn(`Partitions: not given back (${error.message}); at the next round`),
-      );
+    if (!this.leaving.has(partition) || this.stopped) return;
+    this.listener?.lost(new Set([partition]));
+    void this.release([partition]).catch((error: Error) =>
+      this.logger.warn(`Partitions: not given back (${error.message}); at the next round`),
+    );
   }
 
   private async release(partitions: readonly number[]): Promise<void> {
