@@ -208,3 +208,40 @@ describeEachDatabase('a claim in flight at shutdown, on $name', (kind) => {
     expect(rows.map((row: { locked_by: string | null }) => row.locked_by)).toEqual([null, null]);
   });
 });
+
+describeEachDatabase('webhook targets read at shutdown, on $name', (kind) => {
+  const t = appWithKitPerSuite(kind);
+
+  it('releases the rows whose webhook targets it was reading as shutdown began, instead of attempting them', async () => {
+    await t.enableWebhook(6, 'RATE_SPIKE', '/late-targets');
+    const outbox = t.app.get(DeliveryOutboxRepository);
+    const engine = t.app.get(OutboxEngine);
+    const preferences = t.app.get(PreferencesService);
+    await outbox.enqueue(stored(6, 2), () => 'due', engine.lease());
+    let reading!: () => void;
+    const read = new Promise<void>((resolve) => (reading = resolve));
+    let letGo!: () => void;
+    const gate = new Promise<void>((resolve) => (letGo = resolve));
+    const webhookTargets = preferences.webhookTargets.bind(preferences);
+    vi.spyOn(preferences, 'webhookTargets').mockImplementationOnce(async (...args) => {
+      const targets = await webhookTargets(...args);
+      reading();
+      await gate;
+      return targets;
+    });
+
+    const draining = engine.drain();
+    await read;
+    const stopping = engine.beforeApplicationShutdown();
+    letGo();
+    await Promise.all([draining, stopping]);
+
+    // Attempts started now would outlive the drain (the sender closes after the grace): none is made.
+    expect(t.receiver.requests).toHaveLength(0);
+    const rows = await t.dataSource.query('SELECT locked_by, attempt_count FROM webhook_deliveries WHERE user_id = 6');
+    expect(rows.map((row: { locked_by: string | null; attempt_count: number }) => [row.locked_by, Number(row.attempt_count)])).toEqual([
+      [null, 0],
+      [null, 0],
+    ]);
+  });
+});

@@ -94,6 +94,11 @@ export class AttemptRunner {
     } finally {
       this.capacity.leave('admit', claims.length); // each enters its next step in this turn: queued, skipped, cancelled or released
     }
+    if (this.work.stopping) {
+      // The shutdown began while the targets were read: it took the queued attempts back already, and these go back too.
+      await this.release(claims);
+      return;
+    }
     const now = this.clock.now();
     const skipped = new Map<EndpointKey, { userId: number; until: number; reason: string; jobs: SkippedJob[] }>();
     // Leased while this instance owned their partition, which has moved since (or is moving): the new owner decides.
