@@ -41,8 +41,13 @@ export class DeliveryAttempt implements Dispatcher.DispatchHandler {
     this.deadline = setTimeout(onDeadline, timeoutMs, this);
   }
 
-  /** undici calls it on a connected socket, right before it writes the request. */
+  /**
+   * undici calls it on a connected socket, right before it writes the request. A deadline past though its timer has not
+   * run (the process was paused waiting for the socket, and the I/O that freed it ran first as it woke) settles the attempt
+   * here: the leases the attempt started under no longer cover a request written now.
+   */
   onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (performance.now() - this.startedAt >= this.timeoutMs) this.expire();
     if (this.settled) controller.abort(DEADLINE_EXCEEDED);
     else {
       this.controller = controller;

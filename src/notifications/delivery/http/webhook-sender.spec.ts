@@ -36,6 +36,7 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
   });
 
   afterEach(async () => {
+    vi.restoreAllMocks();
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
@@ -221,6 +222,24 @@ describe('WebhookSender against a loopback HTTPS receiver', () => {
       expect(results.map((result) => result.outcome)).toEqual(['timeout', 'timeout']);
       expect(results[1].durationMs).toBeLessThan(1500);
       await target.close(); // every socket it opened is gone, so nothing can still be on its way
+      expect(receiver.requests.map((request) => request.path)).toEqual(['/first']);
+    });
+
+    it('never writes a queued request whose deadline passed while the process was paused, before its timer ran', async () => {
+      receiver.respondWith({ status: 204, delayMs: 100 });
+      const target = sender({ timeoutMs: 300, connectionsPerOrigin: 1 });
+      const first = post(target, receiver.url('/first'));
+      const queued = post(target, receiver.url('/queued'));
+      await receiver.waitForDelivery({ path: '/first' });
+
+      // A pause (SIGSTOP, a stalled VM) from here: the monotonic clock jumps past the queued attempt's deadline, and the
+      // answer freeing the connection is read as the process wakes, before the deadline's timer runs.
+      const now = performance.now.bind(performance);
+      vi.spyOn(performance, 'now').mockImplementation(() => now() + 1_000);
+      const results = await Promise.all([first, queued]);
+
+      expect(results.map((result) => result.outcome)).toEqual(['success', 'timeout']);
+      await target.close();
       expect(receiver.requests.map((request) => request.path)).toEqual(['/first']);
     });
 
