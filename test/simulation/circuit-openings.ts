@@ -78,6 +78,11 @@ export class CircuitOpenings {
     return (this.failedKeeps.get(by) ?? Number.NEGATIVE_INFINITY) >= since;
   }
 
+  /** When `by` last read the circuits kept for `partition` (as it took it), or never. */
+  readAt(by: Instance, partition: number): number {
+    return this.reads.get(by)?.get(partition)?.at ?? Number.NEGATIVE_INFINITY;
+  }
+
   /** `by` gave `partitions` back at `at`. */
   gaveBack(by: Instance, partitions: readonly number[], at: number): void {
     this.place(this.givenBack, by, partitions, at);

@@ -1,6 +1,8 @@
 import type { EventType } from '../../src/notifications/catalog/event-catalog';
 import type { DeliverySettings } from '../../src/notifications/delivery/delivery-settings';
 import type { AfterCommit } from '../../src/notifications/delivery/engine/after-commit.subscriber';
+import type { Job } from '../../src/notifications/delivery/engine/attempt-runner';
+import type { EndpointQueues } from '../../src/notifications/delivery/engine/endpoint-queues';
 import { OutboxEngine } from '../../src/notifications/delivery/engine/outbox-engine.service';
 import type { ClaimedDelivery } from '../../src/notifications/delivery/engine/outbox-store';
 import { DeliveryEvents } from '../../src/notifications/delivery/events/delivery-events.service';
@@ -92,6 +94,7 @@ export function startInstance(world: InstanceWorld, slot: number, role: ProcessR
     afterCommit as unknown as AfterCommit,
     ownership,
   );
+  watchStandDowns(world, instance, engine, ownership);
   world.mutation?.engine?.(engine, events);
   Object.assign(instance, { engine, ownership, scheduler: new DeliveryScheduler(engine, events, clock), purge: store.purge() });
   events.attemptRecorded.subscribe(({ deliveryId, attemptNumber }) => world.observer.noteAnnounced(instance, deliveryId, attemptNumber));
@@ -104,6 +107,25 @@ export function startInstance(world: InstanceWorld, slot: number, role: ProcessR
   void engine.onApplicationBootstrap();
   everyMinute(instance);
   world.trace(`start ${instance.name} (${role}, clock ${skew} ms off)`);
+}
+
+/**
+ * As the engine hands over partitions standing down (its own network down), the failures it saw on the endpoints it
+ * still knows, since its last answer from any receiver, become its own (see StoreObserver.noteHandingOverAlone): told
+ * from the engine's hand-over, whatever it then does with them.
+ */
+function watchStandDowns(world: InstanceWorld, instance: Instance, engine: OutboxEngine, ownership: PartitionOwnership): void {
+  const queues = (engine as unknown as { queues: EndpointQueues<Job> }).queues;
+  const known = (queues as unknown as { endpoints: ReadonlyMap<string, { readonly userId: number }> }).endpoints;
+  const handOver = queues.handOver.bind(queues);
+  queues.handOver = (users, failedAlone) => {
+    if (ownership.isStandingDown)
+      world.observer.noteHandingOverAlone(
+        instance,
+        [...known].filter(([, endpoint]) => users(endpoint.userId)).map(([key, { userId }]) => ({ key, userId })),
+      );
+    return handOver(users, failedAlone);
+  };
 }
 
 /** The scheduler's cron: at each minute of the instance's own clock. */

@@ -1,5 +1,4 @@
 import type { AttemptResult } from '../../src/notifications/delivery/http/attempt-result';
-import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { Prng } from './prng';
 import { type Instance, type Mode, TIMEOUT_MS } from './world-model';
 
@@ -22,8 +21,8 @@ export interface Answer {
    */
   owned: boolean;
   /**
-   * A failure its sender saw after its last answer from any receiver, and then gave the user's partition back standing
-   * down (its own network may be what failed): it says nothing of the endpoint to any other instance.
+   * A failure its sender saw after its last answer from any receiver, on an endpoint it then handed over standing down
+   * (its own network may be what failed): it says nothing of the endpoint to any other instance.
    */
   alone?: true;
 }
@@ -106,17 +105,17 @@ export class Receivers {
     return answer;
   }
 
-  /**
-   * `sender` gave `partitions` back standing down: the failures it saw on their endpoints since its last answer from any
-   * receiver become its own ({@link Answer.alone}).
-   */
-  failedAlone(sender: Instance, partitions: ReadonlySet<number>): void {
-    let answeredAt = Number.NEGATIVE_INFINITY;
+  /** When `sender` last saw an answer (any HTTP status) from any receiver (global time). */
+  lastAnsweredAt(sender: Instance): number {
+    let at = Number.NEGATIVE_INFINITY;
     for (const answers of this.answers.values())
-      for (const answer of answers) if (answer.sender === sender && !answer.unreachable) answeredAt = Math.max(answeredAt, answer.seenAt);
-    for (const [endpoint, answers] of this.answers) {
-      if (!partitions.has(partitionOf(Number(endpoint.split(' ')[0])))) continue;
-      for (const answer of answers) if (answer.sender === sender && answer.unreachable && answer.seenAt > answeredAt) answer.alone = true;
-    }
+      for (const answer of answers) if (answer.sender === sender && !answer.unreachable) at = Math.max(at, answer.seenAt);
+    return at;
+  }
+
+  /** The failures `sender` saw on `endpoint` after `after` (global time) are its own ({@link Answer.alone}). */
+  failedAlone(sender: Instance, endpoint: string, after: number): void {
+    for (const answer of this.answers.get(endpoint) ?? [])
+      if (answer.sender === sender && answer.unreachable && answer.seenAt > after) answer.alone = true;
   }
 }

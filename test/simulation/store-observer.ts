@@ -1,6 +1,7 @@
 import type { AttemptRecord, ClaimedDelivery } from '../../src/notifications/delivery/engine/outbox-store';
 import { DeliveryStatus } from '../../src/notifications/delivery/entities/webhook-delivery.entity';
 import type { KeptCircuit } from '../../src/notifications/delivery/partitions/kept-circuit';
+import { partitionOf } from '../../src/notifications/delivery/partitions/partitions';
 import type { CircuitOpenings, KeepOutcome } from './circuit-openings';
 import type { InMemoryOutboxStore } from './in-memory-outbox-store';
 import type { StoreNotes } from './instance-store';
@@ -28,7 +29,7 @@ export interface ObserverWorld {
   readonly store: InMemoryOutboxStore;
   readonly events: ReadonlyMap<string, SimEvent>;
   readonly circuits: CircuitOpenings;
-  readonly receivers: Pick<Receivers, 'answers' | 'failedAlone'>;
+  readonly receivers: Pick<Receivers, 'answers' | 'failedAlone' | 'lastAnsweredAt'>;
   readonly skews: Pick<ClockSkews, 'maxMs' | 'seenMs'>;
   /** Time no instance could deliver so far: a new delivery's deadline moves by what comes after its creation. */
   readonly haltedMs: number;
@@ -167,8 +168,8 @@ export class StoreObserver implements StoreNotes {
     const skippedAt = instance.clock.globalTimeOf(record.startedAt);
     // An answer its sender saw after its partition lease ended (a pause took it) is known to that sender only: a non-owner
     // writes nothing for the owner (seed 138665).
-    // A failure its sender saw alone (it then stood down, see Receivers.failedAlone) is known to that sender only too:
-    // standing down, it withdraws what it kept of it, unless that write failed.
+    // A failure its sender saw alone (it then handed the endpoint over standing down, see noteHandingOverAlone) is known
+    // to that sender only too: standing down, it withdraws what it kept of it, unless that write failed.
     const known = (this.world.receivers.answers.get(endpoint) ?? []).filter(
       (answer) =>
         answer.at <= skippedAt &&
@@ -252,7 +253,21 @@ export class StoreObserver implements StoreNotes {
 
   notePartitionsGivenBack(instance: Instance, partitions: readonly number[]): void {
     this.world.circuits.gaveBack(instance, partitions, this.world.time.now);
-    if (instance.ownership.isStandingDown) this.world.receivers.failedAlone(instance, new Set(partitions));
+  }
+
+  /**
+   * `instance` hands over these endpoints, which it still knows, standing down: the failures it saw on each since its last
+   * answer from any receiver (and since it last took the partition: an opening it read back is another's, for all it
+   * knows) are its own, while its lease still runs (else it writes nothing, and loses nothing). Within the clocks' skew
+   * of that answer, the engine, which compares times of its own clock, may see them as older.
+   */
+  noteHandingOverAlone(instance: Instance, endpoints: readonly { readonly key: string; readonly userId: number }[]): void {
+    const answeredAt = this.world.receivers.lastAnsweredAt(instance) + this.world.skews.maxMs;
+    for (const { key, userId } of endpoints) {
+      if (!instance.ownership.holds(userId, instance.clock.now())) continue;
+      const tookAt = this.world.circuits.readAt(instance, partitionOf(userId));
+      this.world.receivers.failedAlone(instance, key, Math.max(answeredAt, tookAt));
+    }
   }
 
   noteCircuitsRead(instance: Instance, partitions: readonly number[]): void {
