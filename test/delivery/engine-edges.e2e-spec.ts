@@ -9,6 +9,29 @@ const event = (userId: number, title = 'Rate spike') => ({ userId, type: 'RATE_S
 const stored = (userId: number, count: number) =>
   Array.from({ length: count }, () => ({ id: randomUUID(), userId, type: 'RATE_SPIKE' as EventType, body: '{}' }));
 
+/**
+ * Runs a drain whose call to `target[method]` is held, its own work done, until the engine's shutdown has begun; then
+ * both end.
+ */
+async function drainHeldAcrossShutdown<T extends object>(engine: OutboxEngine, target: T, method: keyof T & string): Promise<void> {
+  let reached!: () => void;
+  const held = new Promise<void>((resolve) => (reached = resolve));
+  let letGo!: () => void;
+  const gate = new Promise<void>((resolve) => (letGo = resolve));
+  const original = (target[method] as (...args: unknown[]) => Promise<unknown>).bind(target);
+  vi.spyOn(target as Record<string, (...args: unknown[]) => Promise<unknown>>, method).mockImplementationOnce(async (...args) => {
+    const result = await original(...args);
+    reached();
+    await gate;
+    return result;
+  });
+  const draining = engine.drain();
+  await held;
+  const stopping = engine.beforeApplicationShutdown();
+  letGo();
+  await Promise.all([draining, stopping]);
+}
+
 describeEachDatabase('outbox engine edge cases on $name', (kind) => {
   const t = appWithKitPerSuite(kind, { delivery: { concurrency: 8, perEndpointConcurrency: 1, timeoutMs: 300, leaseMs: 20_000 } });
   afterEach(async () => {
@@ -185,23 +208,7 @@ describeEachDatabase('a claim in flight at shutdown, on $name', (kind) => {
     const outbox = t.app.get(DeliveryOutboxRepository);
     const engine = t.app.get(OutboxEngine);
     await outbox.enqueue(stored(4, 2), () => 'due', engine.lease());
-    let claimed!: () => void;
-    const claimDone = new Promise<void>((resolve) => (claimed = resolve));
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    const claimDue = outbox.claimDue.bind(outbox);
-    vi.spyOn(outbox, 'claimDue').mockImplementationOnce(async (...args) => {
-      const result = await claimDue(...args);
-      claimed();
-      await gate;
-      return result;
-    });
-
-    const draining = engine.drain();
-    await claimDone;
-    const stopping = engine.beforeApplicationShutdown();
-    letGo();
-    await Promise.all([draining, stopping]);
+    await drainHeldAcrossShutdown(engine, outbox, 'claimDue');
 
     expect(t.receiver.requests).toHaveLength(0);
     const rows = await t.dataSource.query('SELECT locked_by FROM webhook_deliveries WHERE user_id = 4');
@@ -218,23 +225,7 @@ describeEachDatabase('webhook targets read at shutdown, on $name', (kind) => {
     const engine = t.app.get(OutboxEngine);
     const preferences = t.app.get(PreferencesService);
     await outbox.enqueue(stored(6, 2), () => 'due', engine.lease());
-    let reading!: () => void;
-    const read = new Promise<void>((resolve) => (reading = resolve));
-    let letGo!: () => void;
-    const gate = new Promise<void>((resolve) => (letGo = resolve));
-    const webhookTargets = preferences.webhookTargets.bind(preferences);
-    vi.spyOn(preferences, 'webhookTargets').mockImplementationOnce(async (...args) => {
-      const targets = await webhookTargets(...args);
-      reading();
-      await gate;
-      return targets;
-    });
-
-    const draining = engine.drain();
-    await read;
-    const stopping = engine.beforeApplicationShutdown();
-    letGo();
-    await Promise.all([draining, stopping]);
+    await drainHeldAcrossShutdown(engine, preferences, 'webhookTargets');
 
     // Attempts started now would outlive the drain (the sender closes after the grace): none is made.
     expect(t.receiver.requests).toHaveLength(0);
