@@ -21,7 +21,7 @@ export const INVARIANTS = {
   'prompt-pickup':
     'an expired lease or a parked delivery whose time came is claimed within a few seconds while an instance that looks for it (a worker, the holder or watcher of the lease, the recovering process, one that claimed since) has room (while the claims of that instance keep taking rows, it waits its turn behind the due rows before it in its claim order, a minute at most)',
   'no-spurious-skip':
-    "an attempt is skipped for an open circuit only while the endpoint's latest answer, all instances together, was unreachable, within the longest cool-down (an answer seen by an instance whose partition lease had ended counts for that instance only: it keeps nothing for the owner; so does a failure an instance saw after its last answer from any receiver, on a partition it then gave back standing down; one sent within the clocks' skew of a failure may count as older)",
+    "an attempt is skipped for an open circuit only while the endpoint's latest answer, all instances together, was unreachable, within the longest cool-down (an answer seen by an instance whose partition lease had ended counts for that instance only: it keeps nothing for the owner; so does a failure an instance saw after its last answer from any receiver, on an endpoint it then handed over standing down; one sent within the clocks' skew of a failure may count as older)",
   'egress-stand-down':
     'an instance whose requests reach no receiver (at least 3 endpoints unreachable, none answered, for a minute) while another instance reaches one owns no partition 30 s later, unless it was paused or the database was down meanwhile',
   'circuit-inherited':

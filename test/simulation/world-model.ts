@@ -109,7 +109,7 @@ export interface Instance {
   readonly role: ProcessRole;
   readonly clock: SimClock;
   readonly engine: OutboxEngine;
-  /** Its engine's partition leases: whether it stands down (its own network down) as it gives partitions back. */
+  /** Its engine's partition leases: whether it stands down (its own network down) as it hands partitions over. */
   readonly ownership: PartitionOwnership;
   readonly scheduler: DeliveryScheduler;
   /** Retention's deletes, through this instance's view of the database. */
