@@ -104,10 +104,20 @@ describeEachDatabase('hostile input on $name', (kind) => {
         (id: number) => `{"events":[${eventJson('', id)},${eventJson(`,"payload":{"a":{"b":${nested(5_000, '{}')}}}`, id)}]}`,
       ],
       ['events[0]', '5,000 levels', () => `{"events":[${nested(5_000)}]}`],
-      ['0', 'the body itself an array, 5,000 levels', () => nested(5_000)],
     ])('publish: %s, %s', async (field, _, raw) => {
       await enable();
       await expectRefused(() => publishRaw(raw(userId)), { [field]: TOO_DEEP });
+    });
+
+    it('publish: the body itself an array, 5,000 levels, is refused as not an event', async () => {
+      await enable();
+      const before = await rowCounts();
+      const response = await publishRaw(nested(5_000));
+      expect({ status: response.status, body: response.body }).toEqual({
+        status: 400,
+        body: { statusCode: 400, error: 'Bad Request', message: 'The body must be a JSON object' },
+      });
+      expect(await rowCounts()).toEqual(before);
     });
 
     it(`delivers a payload nested ${DEPTH_LIMIT} levels deep (the payload itself is level 1) and refuses one level more`, async () => {

@@ -46,6 +46,22 @@ export function NestedDto(type: () => Class, options: { each?: boolean } = {}): 
   };
 }
 
+/**
+ * What class-transformer's `plainToInstance` makes of an input, for a DTO whose only transformation rules are
+ * {@link NestedDto} and {@link VerbatimJson}, without its deep copy: the DTO's instance holding the input's own values,
+ * its nested DTOs (and arrays of them) made the same way, anything else as given. Only for input {@link rawInputErrors}
+ * accepted: an own `__proto__` key would be copied as the prototype.
+ */
+export function asDto(metatype: Class, value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => asDto(metatype, item));
+  if (!isPlainObject(value)) return value;
+  const dto = Object.assign(new (metatype as unknown as new () => Record<string, unknown>)(), value);
+  for (const [key, type] of declaredOn(nestedProperties, metatype)) {
+    if (Object.hasOwn(value, key)) dto[key] = asDto(type(), value[key]);
+  }
+  return dto;
+}
+
 const declaredCache = new WeakMap<Class, ReadonlySet<string>>();
 
 /** The properties with validation rules: those class-validator's whitelist lets through. */
@@ -62,7 +78,7 @@ function declaredProperties(metatype: Class): ReadonlySet<string> {
   return declared;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 

@@ -1,6 +1,15 @@
-import { type ArgumentMetadata, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { type ArgumentMetadata, BadRequestException, ValidationPipe, type ValidationError } from '@nestjs/common';
+import { validateSync, type ValidatorOptions } from 'class-validator';
 import { type FieldError, InvalidFieldsException } from './api-errors';
-import { rawInputErrors } from './raw-input';
+import { asDto, isPlainObject, rawInputErrors } from './raw-input';
+
+// Unknown fields are refused (whatever their name); errors carry neither the input nor its values.
+const VALIDATOR_OPTIONS: ValidatorOptions = {
+  whitelist: true,
+  forbidNonWhitelisted: true,
+  forbidUnknownValues: true,
+  validationError: { target: false, value: false },
+};
 
 /** One FieldError per failed constraint, with dotted paths (`events[2].type` style for arrays). */
 export function flattenValidationErrors(errors: readonly ValidationError[], parent = ''): FieldError[] {
@@ -39,11 +48,25 @@ class StrictValidationPipe extends ValidationPipe {
  */
 export function createValidationPipe(): ValidationPipe {
   return new StrictValidationPipe({
-    whitelist: true,
-    forbidNonWhitelisted: true,
-    forbidUnknownValues: true,
+    ...VALIDATOR_OPTIONS,
     transform: true,
-    validationError: { target: false, value: false },
     exceptionFactory: (errors) => new InvalidFieldsException(flattenValidationErrors(errors)),
   });
+}
+
+/**
+ * The pipe's check of one JSON object, synchronous and without class-transformer's deep copy (see {@link asDto}): for
+ * DTOs whose only transformation rules are `NestedDto` and `VerbatimJson`, on a hot path (events to publish). The same
+ * errors as the pipe's, each field named from `path` (`events[2].type` for `events[2]`; a request body without one).
+ */
+export function validatedDto<T extends object>(metatype: new () => T, input: unknown, path = ''): T {
+  if (!isPlainObject(input)) {
+    throw path ? InvalidFieldsException.of(path, 'must be a JSON object') : new BadRequestException('The body must be a JSON object');
+  }
+  const rawErrors = rawInputErrors(metatype, input, path);
+  if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
+  const dto = asDto(metatype, input) as T;
+  const errors = validateSync(dto, VALIDATOR_OPTIONS);
+  if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
+  return dto;
 }

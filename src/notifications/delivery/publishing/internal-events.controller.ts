@@ -23,7 +23,7 @@ import { ErrorResponseDto } from '../../common/api/error-response.dto';
 import { JsonBodyGuard } from '../../common/api/json-body.guard';
 import { publishTimeoutMs } from './publish-deadline/publish-timeout';
 import { RetryLaterException, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../common/api/retry-later.exception';
-import { createValidationPipe } from '../../common/api/validation.pipe';
+import { validatedDto } from '../../common/api/validation.pipe';
 import { NOTIFICATIONS_OPTIONS } from '../../notifications.module-definition';
 import type { NotificationsModuleOptions } from '../../notifications-options.interface';
 import { PublishEventDto, PublishEventsDto, PublishResultDto } from './dto/publish-event.dto';
@@ -31,8 +31,6 @@ import { internalTokenScope, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency/id
 import { InternalTokenGuard } from './internal-token.guard';
 import { MAX_TRACESTATE_LENGTH, receivedTraceContext } from '../trace-context/trace-context';
 import { type PublishScope, WebhookPublisher } from './webhook-publisher.service';
-
-const validation = createValidationPipe();
 
 @ApiTags('Internal')
 @ApiBearerAuth('internal')
@@ -121,9 +119,8 @@ export class InternalEventsController {
     const idempotencyKey = request.headers['idempotency-key'] as string | undefined; // a repeated header is refused (400) as a key
     const trace = receivedTraceContext(headerValue(request, 'traceparent'), headerValue(request, 'tracestate')) ?? undefined;
     const batch = typeof body === 'object' && body !== null && 'events' in body;
-    const metatype = batch ? PublishEventsDto : PublishEventDto;
-    const dto = await validation.transform(body, { type: 'body', metatype });
-    const events = batch ? (dto as PublishEventsDto).events : [dto as PublishEventDto];
+    // Checked as the validation pipe checks other bodies, without its copy of every event (see validatedDto).
+    const events = batch ? validatedDto(PublishEventsDto, body).events : [validatedDto(PublishEventDto, body)];
     try {
       return await withDeadline(
         // A bare event's fields are named as its other errors name them: `payload.amount`, not `events[0].payload.amount`.

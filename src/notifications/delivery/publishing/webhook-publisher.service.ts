@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { validateSync } from 'class-validator';
 import { Clock } from '../../clock/clock';
 import { InvalidFieldsException } from '../../common/api/api-errors';
-import { rawInputErrors } from '../../common/api/raw-input';
 import { rfc3339Instant } from '../../common/values/rfc3339';
 import { GroupCommit } from '../../common/concurrency/group-commit';
 import { isUniqueViolation } from '../../common/database/database-errors';
-import { flattenValidationErrors } from '../../common/api/validation.pipe';
+import { validatedDto } from '../../common/api/validation.pipe';
 import { EventSchemasService } from '../../event-schemas/event-schemas.service';
 import { PreferencesService } from '../../preferences/preferences.service';
 import { webhookKey } from '../../preferences/webhook-key';
@@ -268,7 +266,6 @@ export class WebhookPublisher {
   }
 
   private validated(event: PublishableEvent, index: number): PublishEventDto {
-    const path = `events[${index}]`;
     // An invalid Date has no ISO string: it goes on as a string the validator refuses, naming createdAt.
     const createdAt =
       event.createdAt instanceof Date
@@ -276,16 +273,7 @@ export class WebhookPublisher {
           ? String(event.createdAt)
           : event.createdAt.toISOString()
         : event.createdAt;
-    const plain = event.createdAt instanceof Date ? { ...event, createdAt } : event;
-    // As received first (unknown keys, depth, payload numbers): only the DTO's own keys may be copied onto it (an own
-    // `__proto__` would set its prototype). Then it is what plainToInstance would make, without its deep copy of the
-    // payload (which VerbatimJson discards): the DTO has no class-transformer rule but VerbatimJson.
-    const rawErrors = rawInputErrors(PublishEventDto, plain, path);
-    if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
-    const dto = Object.assign(new PublishEventDto(), plain);
-    const errors = validateSync(dto, { whitelist: true, forbidNonWhitelisted: true });
-    if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
-    return dto;
+    return validatedDto(PublishEventDto, event.createdAt instanceof Date ? { ...event, createdAt } : event, `events[${index}]`);
   }
 }
 
