@@ -323,6 +323,7 @@ export class OutboxEngine implements OnApplicationBootstrap, BeforeApplicationSh
     this.work.stopping = true;
     this.wakeUps.stop();
     const unstarted = this.queues.takeQueued();
+    this.ownership.depart(); // each partition goes to the others as its attempts here end
     const inFlight = this.queues.inFlight;
     this.logger.log(`Shutdown: draining ${inFlight} attempt(s) in flight (waiting at most ${this.settings.shutdownGraceMs} ms)`);
     this.capacity.enter('release', unstarted.length);

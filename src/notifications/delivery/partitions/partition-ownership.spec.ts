@@ -213,6 +213,31 @@ describe('PartitionOwnership', () => {
     expect(heldBy(leases, 'b')).toHaveLength(PARTITION_COUNT);
   });
 
+  it('leaving, gives back at once each partition without an attempt here and takes none; the others as their attempts end', async () => {
+    const busy = partitionOf(7);
+    const a = instance(leases, clock, 'a', new Map([[busy, 1]]));
+    await a.start();
+    const b = instance(leases, clock, 'b');
+    await b.start(); // all a's: b waits for its share
+    a.ownership.depart(); // shutdown begins, well within the minimum hold
+    await vi.waitFor(() => expect(heldBy(leases, 'a')).toEqual([busy]));
+    expect(a.lost).toHaveLength(PARTITION_COUNT); // the engine hands each over (and keeps its circuits)
+    expect(a.ownership.covers(7, clock.now())).toBe(false);
+    await b.ownership.cycle(); // a is alive for nobody now: rendezvous gives b every partition
+    expect(heldBy(leases, 'b')).toHaveLength(PARTITION_COUNT - 1);
+
+    clock.current += PARTITION_RENEW_MS; // the drain goes on: a renews the lease its attempt needs and takes nothing
+    await a.ownership.cycle();
+    expect(heldBy(leases, 'a')).toEqual([busy]);
+    expect(a.ownership.holds(7, clock.now() + ATTEMPT_MS)).toBe(true);
+
+    a.inFlight.clear();
+    a.ownership.attemptsEnded(busy);
+    await vi.waitFor(() => expect(heldBy(leases, 'a')).toEqual([]));
+    await b.ownership.cycle();
+    expect(heldBy(leases, 'b')).toHaveLength(PARTITION_COUNT);
+  });
+
   it('hands the circuits kept for the partitions it takes to the engine before they are its own; a failed read takes them again', async () => {
     const open = { failures: 5, openUntil: clock.now() + 30_000, coolDownMs: 30_000, lastFailureAt: clock.now() };
     const [previous] = await leases.take('z', [partitionOf(7)], clock.now(), clock.now() + 1); // the partition's last owner

@@ -91,6 +91,8 @@ export class PartitionOwnership {
   /** Whether this instance reaches receivers; when others do and it does not, it stands down (see {@link EgressWatch}). */
   readonly egress = new EgressWatch();
   private standingDown = false;
+  /** Shutting down: alive for nobody, it takes nothing and gives each partition back once its attempts are over. */
+  private departing = false;
   /** What {@link owned} answered last, until the partitions change or the earliest of their leases no longer outlasts an attempt. */
   private claimable: { readonly partitions: readonly number[]; readonly validUntil: LeaseEnd } | null = null;
   /** When the earliest lease held ends, on each clock (after each round). */
@@ -114,6 +116,11 @@ export class PartitionOwnership {
   /** Whether it stands down (no receiver answers it while another instance's do): its partitions go to the others. */
   get isStandingDown(): boolean {
     return this.standingDown;
+  }
+
+  // Standing down or shutting down, its partitions go now: the minimum hold is for instances that stay.
+  private get isGivingUp(): boolean {
+    return this.standingDown || this.departing;
   }
 
   /** What this instance may claim now: the deliveries of the partitions whose lease outlasts an attempt starting now. */
@@ -233,6 +240,18 @@ export class PartitionOwnership {
   }
 
   /**
+   * Shutdown begins: a round now says this instance is no longer alive, so the others' rendezvous takes its partitions
+   * over. It takes none, gives back at once those without attempts here, and each other one as its last attempt ends
+   * ({@link attemptsEnded}). Renewals go on meanwhile: they cover the attempts still running.
+   */
+  depart(): void {
+    if (this.mode !== 'leased' || this.departing) return;
+    this.departing = true;
+    this.logger.log(`Partitions: leaving; giving back ${this.count} as their attempts end`);
+    void (this.cycling ?? Promise.resolve()).then(() => this.cycle());
+  }
+
+  /**
    * Shutdown: no more renewals. Once this instance's attempts are over (`giveBack`), its partitions go back at once (the
    * next owner need not wait for their leases to end), and it no longer counts as alive.
    */
@@ -273,8 +292,8 @@ export class PartitionOwnership {
     const short: number[] = [];
     const attemptEnd = this.pointAt(sentAt + this.attemptMs);
     for (const [partition, held] of this.held) if (!endsAfter(held, attemptEnd)) short.push(partition);
-    // Standing down, it is not alive for the others (alive until now), so their rendezvous hands them its partitions.
-    let alive = await this.leases.heartbeat(this.holder, sentAt, this.standingDown ? sentAt : until, this.egress.answeredAt);
+    // Standing down or leaving, it is alive for nobody (alive until now): the others' rendezvous and its own give it none.
+    let alive = await this.leases.heartbeat(this.holder, sentAt, this.isGivingUp ? sentAt : until, this.egress.answeredAt);
     const renewed = await this.leases.renew(this.holder, this.heldLeases(), sentAt, until);
     this.keepRenewed(renewed, end);
     const revived = short.some((partition) => this.held.has(partition));
@@ -388,7 +407,7 @@ export class PartitionOwnership {
   private async giveBack(wanted: ReadonlySet<number>, now: number): Promise<void> {
     const moving = new Set<number>();
     for (const [partition, held] of this.held)
-      if (!wanted.has(partition) && !this.leaving.has(partition) && (this.standingDown || now >= held.since + PARTITION_MIN_HOLD_MS))
+      if (!wanted.has(partition) && !this.leaving.has(partition) && (this.isGivingUp || now >= held.since + PARTITION_MIN_HOLD_MS))
         moving.add(partition);
     for (const partition of moving) this.leaving.add(partition);
     if (moving.size > 0) {
