@@ -156,7 +156,7 @@ const FOUND_SEEDS: readonly { readonly seed: number; readonly found: string }[] 
  * mutation's invariant and the mutant breaks it: every invariant is shown to catch something.
  */
 const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
-  'circuits-not-kept': 9,
+  'circuits-not-kept': 15,
   'circuits-kept-late': 28,
   'circuits-not-inherited': 7,
   'claims-take-leased-rows': 1,
@@ -165,15 +165,15 @@ const MUTATION_SEEDS: Readonly<Record<MutationName, number>> = {
   'retries-never-due': 1,
   'host-writes-before-commit': 1,
   'purges-take-pending': 1,
-  'no-pending-unique-index': 59,
+  'no-pending-unique-index': 11,
   'delivered-stays-pending': 1,
   'capacity-tenfold': 53,
   'records-uncounted': 1,
   'cap-raised': 1,
-  'probes-unguarded': 1,
+  'probes-unguarded': 23,
   'answered-probes-fail': 3,
   'partitions-unfenced': 1,
-  'stand-down-keeps-failures': 100,
+  'stand-down-keeps-failures': 269,
   'polls-find-nothing': 2,
   'egress-ignored': 8,
   'claims-ignore-order': 1,
