@@ -68,20 +68,40 @@ function trees(): fc.Arbitrary<Tree> {
   // Mostly near-valid values, so that a few hundred of the trees pass.
   const tags = fc.oneof(
     { arbitrary: fc.array(fc.constantFrom('', 'ab', 'abc'), { maxLength: 3 }), weight: 4 },
-    { arbitrary: fc.oneof(scalar, fc.array(scalar, { maxLength: 3 }), fc.array(scalar).map((items) => new Set(items))), weight: 1 },
+    {
+      arbitrary: fc.oneof(
+        scalar,
+        fc.array(scalar, { maxLength: 3 }),
+        fc.array(scalar).map((items) => new Set(items)),
+      ),
+      weight: 1,
+    },
   );
   const leafLike = fc.oneof(
     { arbitrary: fc.integer({ min: 0, max: 9 }).map(leaf), weight: 4 },
-    { arbitrary: fc.oneof(scalar.map(leaf), scalar, fc.constant({ n: 1 }), scalar.map((n) => [leaf(n)])), weight: 1 },
+    {
+      arbitrary: fc.oneof(
+        scalar.map(leaf),
+        scalar,
+        fc.constant({ n: 1 }),
+        scalar.map((n) => [leaf(n)]),
+      ),
+      weight: 1,
+    },
   );
-  const leaves = fc.oneof(scalar, leafLike, fc.array(leafLike, { maxLength: 3 }), fc.array(leafLike).map((items) => new Map(items.entries())));
+  const leaves = fc.oneof(
+    scalar,
+    leafLike,
+    fc.array(leafLike, { maxLength: 3 }),
+    fc.array(leafLike).map((items) => new Map(items.entries())),
+  );
   return fc
     .record({ tags, count: scalar, label: scalar, leaves, note: scalar, extra: scalar }, { requiredKeys: [] })
     .map((fields) => Object.assign(new Tree(), fields));
 }
 
 describe('passesValidation', () => {
-  it("is true exactly when class-validator finds no error: each, optional, validateIf, defined, nested collections, whitelist", () => {
+  it('is true exactly when class-validator finds no error: each, optional, validateIf, defined, nested collections, whitelist', () => {
     let passing = 0;
     fc.assert(
       fc.property(trees(), (tree) => {

@@ -45,15 +45,16 @@ function bodies(): fc.Arbitrary<Record<string, unknown>> {
     fc.string(),
   );
   const key = fc.constantFrom('userId', 'type', 'severity', 'title', 'body', 'payload', 'createdAt', 'valueOf', 'extra', '0');
-  const event = fc
-    .tuple(fc.dictionary(key, value, { maxKeys: 4 }), fc.array(key, { maxLength: 3 }))
-    .map(([replaced, dropped]) => {
-      const input: Record<string, unknown> = { ...VALID, ...replaced };
-      for (const field of dropped) delete input[field];
-      return input;
-    });
+  const event = fc.tuple(fc.dictionary(key, value, { maxKeys: 4 }), fc.array(key, { maxLength: 3 })).map(([replaced, dropped]) => {
+    const input: Record<string, unknown> = { ...VALID, ...replaced };
+    for (const field of dropped) delete input[field];
+    return input;
+  });
   const events = fc.oneof(fc.array(fc.oneof(event, value), { maxLength: 4 }), value, event);
-  return fc.oneof(event, fc.tuple(events, fc.dictionary(key, value, { maxKeys: 1 })).map(([list, extra]) => ({ ...extra, events: list })));
+  return fc.oneof(
+    event,
+    fc.tuple(events, fc.dictionary(key, value, { maxKeys: 1 })).map(([list, extra]) => ({ ...extra, events: list })),
+  );
 }
 
 /** The outcome as a comparable value: the DTO with each object's class, or the 400's body. */
