@@ -12,6 +12,22 @@ export const MAX_REPORTED_ERRORS = 20;
 const verbatimProperties = new WeakMap<object, Set<string>>();
 const nestedProperties = new WeakMap<object, Map<string, () => Class>>();
 
+/** A DTO's verbatim and nested properties, its ancestors' included: read once per class (every event on a publish asks). */
+interface TransformRules {
+  readonly verbatim: ReadonlySet<string>;
+  readonly nested: ReadonlyMap<string, () => Class>;
+}
+const rulesCache = new WeakMap<Class, TransformRules>();
+
+function transformRules(metatype: Class): TransformRules {
+  let rules = rulesCache.get(metatype);
+  if (!rules) {
+    rules = { verbatim: new Set(declaredOn(verbatimProperties, metatype)), nested: new Map(declaredOn(nestedProperties, metatype)) };
+    rulesCache.set(metatype, rules);
+  }
+  return rules;
+}
+
 /** What the class and its ancestors declared. */
 function declaredOn<T>(registry: WeakMap<object, Iterable<T>>, metatype: Class): T[] {
   const found: T[] = [];
@@ -56,7 +72,7 @@ export function asDto(metatype: Class, value: unknown): unknown {
   if (Array.isArray(value)) return value.map((item) => asDto(metatype, item));
   if (!isPlainObject(value)) return value;
   const dto = Object.assign(new (metatype as unknown as new () => Record<string, unknown>)(), value);
-  for (const [key, type] of declaredOn(nestedProperties, metatype)) {
+  for (const [key, type] of transformRules(metatype).nested) {
     if (Object.hasOwn(value, key)) dto[key] = asDto(type(), value[key]);
   }
   return dto;
@@ -110,8 +126,7 @@ function collectRawInputErrors(metatype: Class, value: unknown, path: string): F
   }
   if (!isPlainObject(value)) return [];
   const declared = declaredProperties(metatype);
-  const verbatim = new Set(declaredOn(verbatimProperties, metatype));
-  const nested = new Map(declaredOn(nestedProperties, metatype));
+  const { verbatim, nested } = transformRules(metatype);
   const errors: FieldError[] = [];
   for (const key of Object.keys(value)) {
     const field = join(path, key);

@@ -5,7 +5,7 @@ import { asDto, isPlainObject, rawInputErrors } from './raw-input';
 import { passesValidation } from './validation-verdict';
 
 // Unknown fields are refused (whatever their name); errors carry neither the input nor its values.
-const VALIDATOR_OPTIONS: ValidatorOptions = {
+export const VALIDATOR_OPTIONS: ValidatorOptions = {
   whitelist: true,
   forbidNonWhitelisted: true,
   forbidUnknownValues: true,
